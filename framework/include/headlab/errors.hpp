@@ -1,0 +1,37 @@
+// headlab/errors.hpp: the exception types the library throws.
+//
+// Every public function that takes shapes, axes or indices checks them and
+// throws one of these with a message that names the op and the shapes:
+//   ShapeError        incompatible or invalid shapes / axes ("matmul: ...")
+//   IndexError        an index (token id, gather index) outside its range
+//   ValueError        a bad argument that is not a shape (p outside [0,1), ...)
+//   AutogradError     misuse of backward (no grad, graph already freed, ...)
+//   GradientShapeError a backward produced a gradient of the wrong shape (a bug)
+// All derive from headlab::Error, itself a std::runtime_error.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace headlab {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct ShapeError : Error {
+  using Error::Error;
+};
+struct IndexError : Error {
+  using Error::Error;
+};
+struct ValueError : Error {
+  using Error::Error;
+};
+struct AutogradError : Error {
+  using Error::Error;
+};
+struct GradientShapeError : AutogradError {
+  using AutogradError::AutogradError;
+};
+
+}  // namespace headlab

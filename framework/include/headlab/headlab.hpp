@@ -1,0 +1,14 @@
+// headlab/headlab.hpp: the whole public library in one include.
+#pragma once
+
+#include "headlab/errors.hpp"
+#include "headlab/gradcheck.hpp"
+#include "headlab/graphviz.hpp"
+#include "headlab/ops.hpp"
+#include "headlab/random.hpp"
+#include "headlab/tensor.hpp"
+
+namespace headlab {
+// Sets OpenBLAS's thread count (headlab defaults to 1: see README).
+void set_blas_threads(int n);
+}  // namespace headlab

@@ -1,0 +1,96 @@
+// autograd.cpp: the reverse-mode pass.
+//
+// backward(root, upstream):
+//   1. order = reverse topological order of the nodes that require grad,
+//      found with an explicit stack (no recursion: deep graphs are fine);
+//   2. root.grad += upstream;
+//   3. for node in order: node.backward_fn(node) adds dL/d input to each input;
+//   4. unless retain_graph, each visited non-leaf drops its inputs, closure and
+//      grad, so the activations it kept alive can be freed.
+#include <unordered_set>
+
+#include "headlab/tensor.hpp"
+#include "shape_utils.hpp"
+
+namespace headlab {
+namespace {
+
+// Holds shared pointers: freeing a node's inputs during the pass must not
+// destroy nodes that are still to be visited.
+template <typename T>
+std::vector<std::shared_ptr<Node<T>>> topological_order(const std::shared_ptr<Node<T>>& root) {
+  // Iterative post-order DFS: a node is emitted after all of its inputs.
+  std::vector<std::shared_ptr<Node<T>>> order;
+  std::unordered_set<Node<T>*> visited;
+  std::vector<std::pair<std::shared_ptr<Node<T>>, std::size_t>> stack;  // (node, next input to visit)
+  stack.emplace_back(root, 0);
+  visited.insert(root.get());
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      std::shared_ptr<Node<T>> child = node->inputs[next++];
+      if (child->requires_grad && visited.insert(child.get()).second) stack.emplace_back(std::move(child), 0);
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;  // inputs before outputs; walk it backwards
+}
+
+}  // namespace
+
+template <typename T>
+void Tensor<T>::backward(bool retain_graph) const {
+  if (numel() != 1) {
+    throw AutogradError("backward: called without an upstream gradient on a tensor of shape " + shape_str(shape()) +
+                        " (op " + op() + "); only one-element tensors have an implicit dL/dL = 1");
+  }
+  backward(xt::ones<T>(value().shape()), retain_graph);
+}
+
+template <typename T>
+void Tensor<T>::backward(const Array<T>& upstream, bool retain_graph) const {
+  Node<T>* root = node().get();
+  if (!root) throw ValueError("backward: undefined tensor");
+  if (root->released) {
+    throw AutogradError("backward: the graph behind op " + root->op +
+                        " was already freed by an earlier backward; pass retain_graph=true to the first call");
+  }
+  if (!root->requires_grad) {
+    throw AutogradError("backward: tensor (op " + root->op + ", shape " + shape_str(shape()) +
+                        ") does not require grad; no input of its graph has requires_grad set");
+  }
+  if (detail::shape_of(upstream) != shape()) {
+    throw ShapeError("backward: upstream gradient of shape " + shape_str(detail::shape_of(upstream)) +
+                     " for a tensor of shape " + shape_str(shape()));
+  }
+  const std::vector<std::shared_ptr<Node<T>>> order = topological_order(node());
+  accumulate_grad(*root, Array<T>(upstream), "backward");
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node<T>& n = **it;
+    if (n.released) {
+      throw AutogradError("backward: reached op " + n.op +
+                          " whose graph was freed by an earlier backward; use retain_graph=true");
+    }
+    if (n.backward_fn && n.has_grad) n.backward_fn(n);
+    if (!n.inputs.empty() || n.backward_fn) {  // a non-leaf
+      if (!n.retains_grad) {
+        n.grad = Array<T>();
+        n.has_grad = false;
+      }
+      if (!retain_graph) {
+        n.inputs.clear();
+        n.backward_fn = nullptr;
+        n.released = true;
+      }
+    }
+  }
+}
+
+template void Tensor<float>::backward(bool) const;
+template void Tensor<double>::backward(bool) const;
+template void Tensor<float>::backward(const Array<float>&, bool) const;
+template void Tensor<double>::backward(const Array<double>&, bool) const;
+
+}  // namespace headlab

@@ -1,0 +1,133 @@
+// ops_matmul.cpp: batched matrix product on cblas gemm.
+//
+//   a (..., n, k) @ b (..., k, m) -> c (..., n, m)
+//   da = dc @ b^T   (..., n, k)    db = a^T @ dc   (..., k, m)
+// Batch dims broadcast; where a batch of a (or b) is reused by several output
+// batches, its gradient is the sum over them (gemm with beta = 1 accumulates).
+// When b is a plain matrix (a weight), all of a's batches are one tall matrix:
+// one gemm (n_total x k) @ (k x m) instead of a loop.
+#include <cblas.h>
+
+#include "headlab/ops.hpp"
+#include "shape_utils.hpp"
+
+namespace headlab {
+namespace {
+
+// C (M x N) = alpha * op(A) op(B) + beta * C, row-major, contiguous.
+void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, const float* A, const float* B,
+          float beta, float* C) {
+  const int lda = static_cast<int>(std::max<std::size_t>(1, trans_a ? M : K));
+  const int ldb = static_cast<int>(std::max<std::size_t>(1, trans_b ? K : N));
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f, A, lda, B, ldb, beta, C,
+              static_cast<int>(std::max<std::size_t>(1, N)));
+}
+void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, const double* A, const double* B,
+          double beta, double* C) {
+  const int lda = static_cast<int>(std::max<std::size_t>(1, trans_a ? M : K));
+  const int ldb = static_cast<int>(std::max<std::size_t>(1, trans_b ? K : N));
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0, A, lda, B, ldb, beta, C,
+              static_cast<int>(std::max<std::size_t>(1, N)));
+}
+
+// The batch layout of one product: which matrix of a and of b feeds each output matrix.
+struct MatmulPlan {
+  Shape a_shape, b_shape, c_shape;
+  std::size_t n = 0, k = 0, m = 0;
+  bool b_is_matrix = false;        // b is 2-D: fold a's batches into its rows
+  std::vector<std::size_t> a_of;   // per output batch: index of a's matrix
+  std::vector<std::size_t> b_of;   // per output batch: index of b's matrix
+};
+
+MatmulPlan plan_matmul(const Shape& a, const Shape& b) {
+  if (a.size() < 2 || b.size() < 2) {
+    throw ShapeError("matmul: both operands need at least 2 dims, got " + shape_str(a) + " @ " + shape_str(b));
+  }
+  MatmulPlan p;
+  p.a_shape = a;
+  p.b_shape = b;
+  p.n = a[a.size() - 2];
+  p.k = a[a.size() - 1];
+  p.m = b[b.size() - 1];
+  if (b[b.size() - 2] != p.k) {
+    throw ShapeError("matmul: inner dimensions differ (" + std::to_string(p.k) + " vs " +
+                     std::to_string(b[b.size() - 2]) + ") in " + shape_str(a) + " @ " + shape_str(b));
+  }
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  Shape batch;
+  try {
+    batch = detail::broadcast_shapes(a_batch, b_batch, "matmul");
+  } catch (const ShapeError&) {
+    throw ShapeError("matmul: batch dims do not broadcast in " + shape_str(a) + " @ " + shape_str(b));
+  }
+  p.c_shape = batch;
+  p.c_shape.push_back(p.n);
+  p.c_shape.push_back(p.m);
+  p.b_is_matrix = b.size() == 2;
+  if (!p.b_is_matrix) {
+    const std::size_t batches = detail::numel_of(batch);
+    p.a_of.resize(batches);
+    p.b_of.resize(batches);
+    detail::for_each_broadcast(a_batch, batch, [&](std::size_t i, std::size_t j) { p.a_of[i] = j; });
+    detail::for_each_broadcast(b_batch, batch, [&](std::size_t i, std::size_t j) { p.b_of[i] = j; });
+  }
+  return p;
+}
+
+}  // namespace
+
+template <typename T>
+Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
+  const MatmulPlan p = plan_matmul(a.shape(), b.shape());
+  Array<T> c = xt::zeros<T>(p.c_shape);
+  const std::size_t nk = p.n * p.k, km = p.k * p.m, nm = p.n * p.m;
+  if (p.n > 0 && p.m > 0 && p.k > 0) {
+    if (p.b_is_matrix) {
+      const std::size_t rows = detail::numel_of(p.a_shape) / std::max<std::size_t>(1, p.k);
+      gemm(false, false, rows, p.m, p.k, a.value().data(), b.value().data(), T(0), c.data());
+    } else {
+      for (std::size_t i = 0; i < p.a_of.size(); ++i) {
+        gemm(false, false, p.n, p.m, p.k, a.value().data() + p.a_of[i] * nk, b.value().data() + p.b_of[i] * km,
+             T(0), c.data() + i * nm);
+      }
+    }
+  }
+  return make_result<T>("matmul", std::move(c), {a, b}, [p](Node<T>& out) {
+    if (p.n == 0 || p.m == 0 || p.k == 0) {
+      if (wants_grad(out, 0)) accumulate_grad(*out.inputs[0], Array<T>(xt::zeros<T>(p.a_shape)), "matmul");
+      if (wants_grad(out, 1)) accumulate_grad(*out.inputs[1], Array<T>(xt::zeros<T>(p.b_shape)), "matmul");
+      return;
+    }
+    const T* A = out.inputs[0]->value.data();
+    const T* B = out.inputs[1]->value.data();
+    const T* dC = out.grad.data();
+    const std::size_t nk = p.n * p.k, km = p.k * p.m, nm = p.n * p.m;
+    if (wants_grad(out, 0)) {
+      Array<T> dA = xt::zeros<T>(p.a_shape);
+      if (p.b_is_matrix) {  // dA (rows x k) = dC (rows x m) @ B^T
+        gemm(false, true, dA.size() / p.k, p.k, p.m, dC, B, T(0), dA.data());
+      } else {
+        for (std::size_t i = 0; i < p.a_of.size(); ++i)
+          gemm(false, true, p.n, p.k, p.m, dC + i * nm, B + p.b_of[i] * km, T(1), dA.data() + p.a_of[i] * nk);
+      }
+      accumulate_grad(*out.inputs[0], std::move(dA), "matmul");
+    }
+    if (wants_grad(out, 1)) {
+      Array<T> dB = xt::zeros<T>(p.b_shape);
+      if (p.b_is_matrix) {  // dB (k x m) = A^T (k x rows) @ dC (rows x m)
+        gemm(true, false, p.k, p.m, detail::numel_of(p.a_shape) / p.k, A, dC, T(0), dB.data());
+      } else {
+        for (std::size_t i = 0; i < p.a_of.size(); ++i)
+          gemm(true, false, p.k, p.m, p.n, A + p.a_of[i] * nk, dC + i * nm, T(1), dB.data() + p.b_of[i] * km);
+      }
+      accumulate_grad(*out.inputs[1], std::move(dB), "matmul");
+    }
+  });
+}
+
+template Tensor<float> matmul<float>(const Tensor<float>&, const Tensor<float>&);
+template Tensor<double> matmul<double>(const Tensor<double>&, const Tensor<double>&);
+
+}  // namespace headlab
