@@ -9,10 +9,10 @@ namespace headlab::cli {
 
 struct MlpDemoOptions {
   std::uint64_t seed = 1;
-  int steps = 300;
+  int steps = 500;
   int hidden = 32;
   int points = 256;   // training points (two interleaved spirals)
-  double lr = 0.5;
+  double lr = 1.0;
   int log_every = 25;
   std::string dot_path;  // if set, the graph of one training step is written here (Graphviz DOT)
 };

@@ -81,7 +81,8 @@ MatmulPlan plan_matmul(const Shape& a, const Shape& b) {
 template <typename T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
   const MatmulPlan p = plan_matmul(a.shape(), b.shape());
-  Array<T> c = xt::zeros<T>(p.c_shape);
+  // gemm with beta = 0 overwrites C, so it needs no zero-fill unless k == 0.
+  Array<T> c = p.k > 0 ? detail::empty_array<T>(p.c_shape) : Array<T>(xt::zeros<T>(p.c_shape));
   const std::size_t nk = p.n * p.k, km = p.k * p.m, nm = p.n * p.m;
   if (p.n > 0 && p.m > 0 && p.k > 0) {
     if (p.b_is_matrix) {
@@ -105,7 +106,8 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
     const T* dC = out.grad.data();
     const std::size_t nk = p.n * p.k, km = p.k * p.m, nm = p.n * p.m;
     if (wants_grad(out, 0)) {
-      Array<T> dA = xt::zeros<T>(p.a_shape);
+      // Batched: several output batches may share one matrix of a, so accumulate (beta = 1) into zeros.
+      Array<T> dA = p.b_is_matrix ? detail::empty_array<T>(p.a_shape) : Array<T>(xt::zeros<T>(p.a_shape));
       if (p.b_is_matrix) {  // dA (rows x k) = dC (rows x m) @ B^T
         gemm(false, true, dA.size() / p.k, p.k, p.m, dC, B, T(0), dA.data());
       } else {
@@ -115,7 +117,7 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
       accumulate_grad(*out.inputs[0], std::move(dA), "matmul");
     }
     if (wants_grad(out, 1)) {
-      Array<T> dB = xt::zeros<T>(p.b_shape);
+      Array<T> dB = p.b_is_matrix ? detail::empty_array<T>(p.b_shape) : Array<T>(xt::zeros<T>(p.b_shape));
       if (p.b_is_matrix) {  // dB (k x m) = A^T (k x rows) @ dC (rows x m)
         gemm(true, false, p.k, p.m, detail::numel_of(p.a_shape) / p.k, A, dC, T(0), dB.data());
       } else {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs headlab's build dependencies from Debian 12 packages, idempotently:
+# packages already present are not touched, and nothing runs when all are there.
+# Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake
+  xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
+  doctest-dev libcli11-dev nlohmann-json3-dev
+)
+# Only for regenerating the PyTorch fixtures (scripts/make_op_fixtures.py): pass --with-torch.
+if [[ "${1:-}" == "--with-torch" ]]; then packages+=(python3-torch python3-numpy); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "setup: all dependencies present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
