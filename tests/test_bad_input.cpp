@@ -55,6 +55,8 @@ TEST_CASE("bad input: incompatible shapes throw ShapeError naming op and shapes"
       {"matmul inner", [] { matmul(t({2, 3}), t({4, 5})); }, {"matmul", "[2, 3]", "[4, 5]"}},
       {"matmul 1-D", [] { matmul(t({3}), t({3, 2})); }, {"matmul", "[3]", "[3, 2]"}},
       {"matmul batch", [] { matmul(t({2, 3, 4}), t({3, 4, 5})); }, {"matmul", "[2, 3, 4]", "[3, 4, 5]"}},
+      {"linear in", [] { linear(t({2, 3}), t({4, 5})); }, {"linear", "[2, 3]", "[4, 5]"}},
+      {"linear bias", [] { linear(t({2, 3}), t({4, 3}), t({5})); }, {"linear", "[5]", "[4, 3]"}},
       {"reshape count", [] { reshape(t({2, 3}), {4, 2}); }, {"reshape", "[2, 3]", "[4, 2]"}},
       {"reshape infer", [] { reshape(t({2, 3}), {4, -1}); }, {"reshape", "[2, 3]"}},
       {"transpose axis", [] { transpose(t({2, 3}), 0, 2); }, {"transpose", "[2, 3]"}},

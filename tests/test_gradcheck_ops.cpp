@@ -101,6 +101,9 @@ std::vector<OpCase> op_table() {
                                                           {{2, 3, 4}, {2, 4, 3}}}) {
     t.push_back({"matmul", "matmul", {a, b}, [](In x) { return matmul(x[0], x[1]); }});
   }
+  t.push_back({"linear", "linear", {{2, 3, 4}, {5, 4}, {5}}, [](In x) { return linear(x[0], x[1], x[2]); }});
+  t.push_back({"linear no bias", "linear", {{3, 4}, {2, 4}}, [](In x) { return linear(x[0], x[1]); }});
+  t.push_back({"linear empty rows", "linear", {{0, 4}, {2, 4}, {2}}, [](In x) { return linear(x[0], x[1], x[2]); }});
   // Shape ops.
   t.push_back({"reshape -1", "reshape", {u}, [](In x) { return reshape(x[0], {-1}); }});
   t.push_back({"reshape 4,-1", "reshape", {u}, [](In x) { return reshape(x[0], {4, -1}); }});
@@ -177,7 +180,7 @@ TEST_CASE("gradcheck: every op, float64 central differences") {
   }
   // The table must keep covering the whole op list of the foundation issue.
   for (const char* op : {"add", "sub", "mul", "div", "neg", "add_scalar", "mul_scalar", "pow", "exp", "log", "sqrt",
-                         "tanh", "sigmoid", "relu", "gelu", "sum", "mean", "max", "matmul", "reshape", "view",
+                         "tanh", "sigmoid", "relu", "gelu", "sum", "mean", "max", "matmul", "linear", "reshape", "view",
                          "transpose", "permute", "narrow", "split", "concat", "stack", "embedding", "gather",
                          "masked_fill", "where", "softmax", "log_softmax", "cross_entropy", "layer_norm", "dropout"}) {
     CHECK_MESSAGE(ops_covered.count(op) == 1, "no gradcheck row for op " << op);

@@ -285,7 +285,7 @@ void run_case(const json& c) {
       compare(name, what, inputs[i].grad(), grads[i]);
     }
   } catch (const std::exception& e) {
-    FAIL_CHECK("case ", name, ": threw: ", e.what());
+    FAIL_CHECK("case ", name, ": threw: ", std::string(e.what()));
   }
 }
 

@@ -6,6 +6,8 @@
 // batches, its gradient is the sum over them (gemm with beta = 1 accumulates).
 // When b is a plain matrix (a weight), all of a's batches are one tall matrix:
 // one gemm (n_total x k) @ (k x m) instead of a loop.
+#include <algorithm>
+
 #include <cblas.h>
 
 #include "headlab/ops.hpp"
@@ -129,6 +131,57 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
   });
 }
 
+// y = x W^T + b      x (..., in), W (out, in), b (out) or undefined -> y (..., out)
+// dx = dy W,  dW = dy^T x (over all rows),  db = sum over rows of dy
+// PyTorch's nn.Linear layout; one gemm with W transposed in place (no copy).
+template <typename T>
+Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias) {
+  const Shape xs = x.shape(), ws = weight.shape();
+  if (ws.size() != 2 || xs.empty() || xs.back() != ws[1]) {
+    throw ShapeError("linear: input " + shape_str(xs) + " does not match weight " + shape_str(ws) +
+                     " (expects input (..., in) and weight (out, in))");
+  }
+  const std::size_t in = ws[1], out_features = ws[0];
+  if (bias.defined() && bias.shape() != Shape{out_features}) {
+    throw ShapeError("linear: bias " + shape_str(bias.shape()) + " does not match weight " + shape_str(ws));
+  }
+  const std::size_t rows = in ? x.numel() / in : detail::numel_of(Shape(xs.begin(), xs.end() - 1));
+  Shape ys = xs;
+  ys.back() = out_features;
+  Array<T> y = detail::empty_array<T>(ys);
+  T* py = y.data();
+  if (bias.defined()) {
+    for (std::size_t r = 0; r < rows; ++r) std::copy_n(bias.value().data(), out_features, py + r * out_features);
+  } else {
+    std::fill_n(py, y.size(), T(0));
+  }
+  if (rows && out_features && in) gemm(false, true, rows, out_features, in, x.value().data(), weight.value().data(), T(1), py);
+  std::vector<Tensor<T>> inputs{x, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  return make_result<T>("linear", std::move(y), inputs, [rows, in, out_features](Node<T>& node) {
+    const T* dy = node.grad.data();
+    const bool empty = rows == 0 || in == 0 || out_features == 0;
+    if (wants_grad(node, 0)) {  // dx (rows x in) = dy (rows x out) @ W (out x in)
+      Array<T> dx = xt::zeros<T>(detail::shape_of(node.inputs[0]->value));
+      if (!empty) gemm(false, false, rows, in, out_features, dy, node.inputs[1]->value.data(), T(0), dx.data());
+      accumulate_grad(*node.inputs[0], std::move(dx), "linear");
+    }
+    if (wants_grad(node, 1)) {  // dW (out x in) = dy^T (out x rows) @ x (rows x in)
+      Array<T> dw = xt::zeros<T>(Shape{out_features, in});
+      if (!empty) gemm(true, false, out_features, in, rows, dy, node.inputs[0]->value.data(), T(0), dw.data());
+      accumulate_grad(*node.inputs[1], std::move(dw), "linear");
+    }
+    if (node.inputs.size() == 3 && wants_grad(node, 2)) {  // db = sum over rows of dy
+      Array<T> db = xt::zeros<T>(Shape{out_features});
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t o = 0; o < out_features; ++o) db.data()[o] += dy[r * out_features + o];
+      accumulate_grad(*node.inputs[2], std::move(db), "linear");
+    }
+  });
+}
+
+template Tensor<float> linear<float>(const Tensor<float>&, const Tensor<float>&, const Tensor<float>&);
+template Tensor<double> linear<double>(const Tensor<double>&, const Tensor<double>&, const Tensor<double>&);
 template Tensor<float> matmul<float>(const Tensor<float>&, const Tensor<float>&);
 template Tensor<double> matmul<double>(const Tensor<double>&, const Tensor<double>&);
 

@@ -62,6 +62,8 @@ template <typename T> Tensor<T> max(const Tensor<T>& x, const Axes& axes = {}, b
 // a (..., n, k) @ b (..., k, m) -> (..., n, m); both operands at least 2-D,
 // batch dims broadcast as in numpy. cblas gemm on raw contiguous buffers.
 template <typename T> Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b);
+// PyTorch's linear layer: x (..., in), weight (out, in), bias (out) or undefined -> x W^T + b (..., out).
+template <typename T> Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias = Tensor<T>());
 
 // ---- Shape ops (src/ops_shape.cpp); results are contiguous copies ---------
 // One entry of new_shape may be -1 (inferred).

@@ -1,0 +1,46 @@
+// headlab/module.hpp: the base of every layer: named parameters, children, train/eval.
+//
+// Parameter names follow PyTorch: a child registered as "out_proj" with a
+// parameter "weight" appears as "out_proj.weight", so a state dict lines up
+// with torch's nn.Module.state_dict() key for key.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "headlab/tensor.hpp"
+
+namespace headlab {
+
+template <typename T>
+class Module {
+ public:
+  Module() = default;
+  virtual ~Module() = default;
+  Module(const Module&) = delete;  // children are registered by address
+  Module& operator=(const Module&) = delete;
+
+  // (name, tensor) for every parameter of this module and its children, in
+  // registration order. The tensors are handles: editing their values edits the module.
+  std::vector<std::pair<std::string, Tensor<T>>> named_parameters(const std::string& prefix = "") const;
+  std::vector<Tensor<T>> parameters() const;
+  std::size_t parameter_count() const;  // total number of scalars
+  Tensor<T> parameter(const std::string& name) const;  // throws ValueError listing the names
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  void zero_grad() const;
+
+ protected:
+  Tensor<T>& register_parameter(const std::string& name, Tensor<T> value);
+  void register_module(const std::string& name, Module<T>& child);
+
+ private:
+  std::vector<std::pair<std::string, Tensor<T>>> params_;
+  std::vector<std::pair<std::string, Module<T>*>> children_;
+  bool training_ = true;
+};
+
+}  // namespace headlab

@@ -1,0 +1,71 @@
+// module.cpp: parameter registry shared by every layer.
+#include "headlab/module.hpp"
+
+#include "shape_utils.hpp"
+
+namespace headlab {
+
+template <typename T>
+std::vector<std::pair<std::string, Tensor<T>>> Module<T>::named_parameters(const std::string& prefix) const {
+  std::vector<std::pair<std::string, Tensor<T>>> out;
+  for (const auto& [name, p] : params_) out.emplace_back(prefix + name, p);
+  for (const auto& [name, child] : children_) {
+    for (auto& entry : child->named_parameters(prefix + name + ".")) out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<Tensor<T>> Module<T>::parameters() const {
+  std::vector<Tensor<T>> out;
+  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+template <typename T>
+std::size_t Module<T>::parameter_count() const {
+  std::size_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  return n;
+}
+
+template <typename T>
+Tensor<T> Module<T>::parameter(const std::string& name) const {
+  std::string known;
+  for (auto& [n, p] : named_parameters()) {
+    if (n == name) return p;
+    known += (known.empty() ? "" : ", ") + n;
+  }
+  throw ValueError("no parameter named '" + name + "'; this module has: " + known);
+}
+
+template <typename T>
+void Module<T>::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+template <typename T>
+void Module<T>::zero_grad() const {
+  for (const auto& p : parameters()) p.zero_grad();
+}
+
+template <typename T>
+Tensor<T>& Module<T>::register_parameter(const std::string& name, Tensor<T> value) {
+  for (const auto& [n, p] : params_) {
+    if (n == name) throw ValueError("register_parameter: '" + name + "' registered twice");
+  }
+  value.set_requires_grad(true);
+  params_.emplace_back(name, std::move(value));
+  return params_.back().second;
+}
+
+template <typename T>
+void Module<T>::register_module(const std::string& name, Module<T>& child) {
+  children_.emplace_back(name, &child);
+}
+
+template class Module<float>;
+template class Module<double>;
+
+}  // namespace headlab
