@@ -21,4 +21,28 @@ struct MlpDemoOptions {
 // problem and prints the loss as it falls. Returns the process exit code.
 int run_mlp_demo(const MlpDemoOptions& options);
 
+// The flags of `headlab stats`, mirroring headlab::AttentionConfig. Counts are
+// signed here so that a negative value reaches run_stats (CLI11 would wrap it
+// into a huge unsigned number) and is refused there with its flag named.
+struct StatsOptions {
+  std::int64_t d_model = 512;
+  std::int64_t heads = 8;
+  std::int64_t kv_heads = 0;     // 0 = heads (MHA); 1 = multi-query; else grouped-query
+  std::int64_t head_dim = 0;     // 0 = d_model / heads
+  std::string gate = "none";     // none | headwise | elementwise
+  bool no_bias = false;
+  std::int64_t window = 0;       // sliding window of W keys (0 = none)
+  std::int64_t sinks = 0;        // always-visible first tokens under the window
+  bool rope = false;
+  std::int64_t latent_dim = 0;   // MLA latent size d_c (0 = off)
+  std::int64_t rope_dim = 0;     // MLA decoupled rotary key size d_R
+  std::int64_t seq_len = 128;    // T tokens of self-attention
+  std::int64_t layers = 1;       // the totals are per layer x layers
+};
+
+// Prints the parameters, forward FLOPs and KV-cache size of one attention
+// layer (headlab::attention_cost) and of `layers` of them. Throws
+// headlab::ValueError for an invalid configuration (main turns it into exit 2).
+int run_stats(const StatsOptions& options);
+
 }  // namespace headlab::cli

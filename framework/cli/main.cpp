@@ -26,6 +26,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file");
 
+  headlab::cli::StatsOptions st;
+  auto* stats = app.add_subcommand("stats", "parameters, forward FLOPs and KV-cache size of an attention layer");
+  stats->add_option("--d-model", st.d_model, "model width D")->capture_default_str();
+  stats->add_option("--heads", st.heads, "query heads h")->capture_default_str();
+  stats->add_option("--kv-heads", st.kv_heads, "key/value heads (0 = heads; 1 = multi-query; else grouped-query)")
+      ->capture_default_str();
+  stats->add_option("--head-dim", st.head_dim, "head size d (0 = d_model / heads)")->capture_default_str();
+  stats->add_option("--gate", st.gate, "sigmoid output gate after SDPA (G1)")
+      ->check(CLI::IsMember({"none", "headwise", "elementwise"}))
+      ->capture_default_str();
+  stats->add_flag("--no-bias", st.no_bias, "projections without biases");
+  stats->add_option("--window", st.window, "sliding window of W keys (0 = none)")->capture_default_str();
+  stats->add_option("--sinks", st.sinks, "always-visible first tokens under the window")->capture_default_str();
+  stats->add_flag("--rope", st.rope, "rotary positions on q and k");
+  stats->add_option("--latent-dim", st.latent_dim, "MLA latent size d_c (0 = off)")->capture_default_str();
+  stats->add_option("--rope-dim", st.rope_dim, "MLA decoupled rotary key size d_R (needs --rope)")
+      ->capture_default_str();
+  stats->add_option("--seq-len", st.seq_len, "tokens T of self-attention")->capture_default_str();
+  stats->add_option("--layers", st.layers, "layers (multiplies the totals)")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,6 +58,14 @@ int main(int argc, char** argv) {
   }
   try {
     if (*demo) return headlab::cli::run_mlp_demo(mlp);
+    if (*stats) {
+      try {
+        return headlab::cli::run_stats(st);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab stats: invalid configuration: " << e.what() << "\n";
+        return 2;  // a usage error, like a bad flag
+      }
+    }
   } catch (const std::exception& e) {
     std::cerr << "headlab: error: " << e.what() << "\n";
     return 1;

@@ -1,9 +1,11 @@
 // headlab/headlab.hpp: the whole public library in one include.
 #pragma once
 
+#include "headlab/attention.hpp"
 #include "headlab/errors.hpp"
 #include "headlab/gradcheck.hpp"
 #include "headlab/graphviz.hpp"
+#include "headlab/module.hpp"
 #include "headlab/ops.hpp"
 #include "headlab/random.hpp"
 #include "headlab/tensor.hpp"
