@@ -7,6 +7,9 @@
 //   ValueError        a bad argument that is not a shape (p outside [0,1), ...)
 //   AutogradError     misuse of backward (no grad, graph already freed, ...)
 //   GradientShapeError a backward produced a gradient of the wrong shape (a bug)
+//   IOError           a file cannot be opened, read, written or renamed
+//                     ("save_safetensors: 'ckpt.safetensors': ...")
+//   FormatError       (an IOError) a file was read but its contents are invalid
 // All derive from headlab::Error, itself a std::runtime_error.
 #pragma once
 
@@ -32,6 +35,12 @@ struct AutogradError : Error {
 };
 struct GradientShapeError : AutogradError {
   using AutogradError::AutogradError;
+};
+struct IOError : Error {
+  using Error::Error;
+};
+struct FormatError : IOError {
+  using IOError::IOError;
 };
 
 }  // namespace headlab

@@ -1,0 +1,135 @@
+// headlab/nn.hpp: layers and transformer models, named as in PyTorch.
+//
+// Parameter names match torch.nn so that a state dict lines up key for key:
+//   Linear: weight (out, in), bias (out)        Embedding: weight (V, D)
+//   LayerNorm: weight (D), bias (D)
+//   TransformerEncoderLayer: self_attn.*, linear1.*, linear2.*, norm1.*, norm2.*
+//   TransformerDecoderLayer: self_attn.*, multihead_attn.*, linear1.*, linear2.*, norm1..3.*
+//   Encoder / Decoder: layers.<i>.*, norm.*  (the final LayerNorm of nn.Transformer)
+// Shapes are batch first: (B, T, D).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headlab/attention.hpp"
+#include "headlab/module.hpp"
+#include "headlab/tensor.hpp"
+
+namespace headlab {
+
+class Generator;
+
+// y = x W^T + b; PyTorch init U(-1/sqrt(in), 1/sqrt(in)) for weight and bias.
+template <typename T>
+class Linear : public Module<T> {
+ public:
+  Linear(std::size_t in, std::size_t out, bool bias, Generator& gen);
+  Tensor<T> forward(const Tensor<T>& x) const;  // (..., in) -> (..., out)
+};
+
+// Rows of weight (V, D) looked up by id; PyTorch init N(0, 1).
+template <typename T>
+class Embedding : public Module<T> {
+ public:
+  Embedding(std::size_t vocab, std::size_t dim, Generator& gen);
+  Tensor<T> forward(const IndexArray& ids) const;  // (B, T) -> (B, T, D)
+};
+
+template <typename T>
+class LayerNorm : public Module<T> {
+ public:
+  explicit LayerNorm(std::size_t dim, double eps = 1e-5);
+  Tensor<T> forward(const Tensor<T>& x) const;
+
+ private:
+  double eps_;
+};
+
+// PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)).
+template <typename T>
+Array<T> sinusoidal_positions(std::size_t length, std::size_t dim);
+
+enum class Activation { relu, gelu };
+
+struct TransformerConfig {
+  std::size_t d_model = 64;
+  std::size_t ff_dim = 256;
+  std::size_t encoder_layers = 2;
+  std::size_t decoder_layers = 2;
+  double dropout = 0.1;
+  Activation activation = Activation::relu;
+  bool norm_first = false;          // false: post-LN (Vaswani et al.); true: pre-LN
+  double layer_norm_eps = 1e-5;
+  AttentionConfig attention;        // heads, kv heads, head_dim, gate, window, ... (d_model is filled in)
+  std::size_t src_vocab = 0, tgt_vocab = 0;
+  std::size_t max_len = 512;
+  void validate() const;            // throws ValueError naming the field
+};
+
+struct Masks {
+  std::optional<MaskArray> src_key_padding;  // (B, S) true = pad
+  std::optional<MaskArray> tgt_key_padding;  // (B, T) true = pad
+};
+
+template <typename T>
+class TransformerEncoderLayer : public Module<T> {
+ public:
+  TransformerEncoderLayer(const TransformerConfig& c, Generator& gen);
+  Tensor<T> forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* dropout_gen);
+  MultiHeadAttention<T> self_attn;
+
+ private:
+  Tensor<T> feed_forward(const Tensor<T>& x, Generator* g);
+  const TransformerConfig cfg_;
+  Linear<T> linear1, linear2;
+  LayerNorm<T> norm1, norm2;
+};
+
+template <typename T>
+class TransformerDecoderLayer : public Module<T> {
+ public:
+  TransformerDecoderLayer(const TransformerConfig& c, Generator& gen);
+  // self_call carries the causal flag and target padding; cross_call the memory padding.
+  Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& self_call,
+                    const AttentionCall<T>& cross_call, Generator* dropout_gen);
+  MultiHeadAttention<T> self_attn, multihead_attn;
+
+ private:
+  Tensor<T> feed_forward(const Tensor<T>& x, Generator* g);
+  const TransformerConfig cfg_;
+  Linear<T> linear1, linear2;
+  LayerNorm<T> norm1, norm2, norm3;
+};
+
+// The encoder-decoder of Vaswani et al.: embeddings scaled by sqrt(D) plus
+// sinusoidal positions, N encoder and N decoder layers (each stack ending in a
+// LayerNorm, as nn.Transformer does), and a generator Linear(D, V_tgt).
+// Names: src_embed.weight, tgt_embed.weight, encoder.layers.<i>.*, encoder.norm.*,
+// decoder.layers.<i>.*, decoder.norm.*, generator.weight, generator.bias.
+template <typename T>
+class Transformer : public Module<T> {
+ public:
+  Transformer(const TransformerConfig& c, Generator& gen);
+  const TransformerConfig& config() const { return cfg_; }
+  // src (B, S), tgt (B, T) ids -> logits (B, T, V_tgt); the decoder is causal.
+  Tensor<T> forward(const IndexArray& src, const IndexArray& tgt, const Masks& masks, Generator* dropout_gen);
+  Tensor<T> encode(const IndexArray& src, const Masks& masks, Generator* dropout_gen);
+  Tensor<T> decode(const Tensor<T>& memory, const IndexArray& tgt, const Masks& masks, Generator* dropout_gen);
+
+ private:
+  Tensor<T> embed(const Embedding<T>& table, const IndexArray& ids, Generator* g);
+  const TransformerConfig cfg_;
+  Embedding<T> src_embed, tgt_embed;
+  std::vector<std::unique_ptr<TransformerEncoderLayer<T>>> enc_layers_;
+  std::vector<std::unique_ptr<TransformerDecoderLayer<T>>> dec_layers_;
+  LayerNorm<T> enc_norm_, dec_norm_;
+  Linear<T> generator;
+  struct Stack : Module<T> {
+    using Module<T>::register_module;
+  } encoder_, decoder_, enc_list_, dec_list_;
+};
+
+}  // namespace headlab

@@ -1,0 +1,211 @@
+// nn_transformer.cpp: encoder and decoder layers and the encoder-decoder model.
+//
+// Post-LN (Vaswani et al., nn.Transformer's default), per sub-layer:
+//   x = LayerNorm(x + Dropout(Sublayer(x)))
+// Pre-LN (norm_first):
+//   x = x + Dropout(Sublayer(LayerNorm(x)))
+// Feed-forward: linear2(dropout(activation(linear1(x))))   (B, T, D) -> (B, T, F) -> (B, T, D)
+#include <cmath>
+
+#include "headlab/nn.hpp"
+#include "headlab/ops.hpp"
+#include "headlab/random.hpp"
+#include "shape_utils.hpp"
+
+namespace headlab {
+
+void TransformerConfig::validate() const {
+  auto bad = [](const std::string& why) { throw ValueError("transformer config: " + why); };
+  if (d_model == 0) bad("d_model must be > 0");
+  if (ff_dim == 0) bad("ff_dim must be > 0");
+  if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout must be in [0, 1), got " + std::to_string(dropout));
+  if (src_vocab == 0 || tgt_vocab == 0) bad("src_vocab and tgt_vocab must be > 0");
+  AttentionConfig a = attention;
+  a.d_model = d_model;
+  a.validate();
+}
+
+namespace {
+
+AttentionConfig layer_attention(const TransformerConfig& c, bool cross) {
+  AttentionConfig a = c.attention;
+  a.d_model = c.d_model;
+  a.dropout = c.dropout;
+  if (cross) {  // positions and windows are self-attention ideas
+    a.rope = false;
+    a.window = 0;
+    a.sinks = 0;
+    if (a.is_latent()) a.rope_dim = 0;
+  }
+  return a;
+}
+
+template <typename T>
+Tensor<T> maybe_dropout(const Tensor<T>& x, double p, bool training, Generator* g) {
+  if (!training || p == 0.0) return x;
+  if (!g) throw ValueError("transformer: dropout in training needs a generator");
+  return dropout(x, static_cast<T>(p), *g, true);
+}
+
+template <typename T>
+AttentionCall<T> with_generator(AttentionCall<T> call, Generator* g) {
+  call.generator = g;
+  return call;
+}
+
+}  // namespace
+
+// ---- Encoder layer ------------------------------------------------------------
+template <typename T>
+TransformerEncoderLayer<T>::TransformerEncoderLayer(const TransformerConfig& c, Generator& gen)
+    : self_attn(layer_attention(c, false), gen),
+      cfg_(c),
+      linear1(c.d_model, c.ff_dim, true, gen),
+      linear2(c.ff_dim, c.d_model, true, gen),
+      norm1(c.d_model, c.layer_norm_eps),
+      norm2(c.d_model, c.layer_norm_eps) {
+  this->register_module("self_attn", self_attn);
+  this->register_module("linear1", linear1);
+  this->register_module("linear2", linear2);
+  this->register_module("norm1", norm1);
+  this->register_module("norm2", norm2);
+}
+
+template <typename T>
+Tensor<T> TransformerEncoderLayer<T>::feed_forward(const Tensor<T>& x, Generator* g) {
+  const Tensor<T> hidden = linear1.forward(x);  // (B, T, F)
+  const Tensor<T> act = cfg_.activation == Activation::relu ? relu(hidden) : gelu(hidden);
+  return linear2.forward(maybe_dropout(act, cfg_.dropout, this->is_training(), g));
+}
+
+template <typename T>
+Tensor<T> TransformerEncoderLayer<T>::forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g) {
+  const bool tr = this->is_training();
+  const AttentionCall<T> c = with_generator(call, g);
+  if (cfg_.norm_first) {
+    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), c).output, cfg_.dropout, tr, g);
+    return y + maybe_dropout(feed_forward(norm2.forward(y), g), cfg_.dropout, tr, g);
+  }
+  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, c).output, cfg_.dropout, tr, g));
+  return norm2.forward(y + maybe_dropout(feed_forward(y, g), cfg_.dropout, tr, g));
+}
+
+// ---- Decoder layer ------------------------------------------------------------
+template <typename T>
+TransformerDecoderLayer<T>::TransformerDecoderLayer(const TransformerConfig& c, Generator& gen)
+    : self_attn(layer_attention(c, false), gen),
+      multihead_attn(layer_attention(c, true), gen),
+      cfg_(c),
+      linear1(c.d_model, c.ff_dim, true, gen),
+      linear2(c.ff_dim, c.d_model, true, gen),
+      norm1(c.d_model, c.layer_norm_eps),
+      norm2(c.d_model, c.layer_norm_eps),
+      norm3(c.d_model, c.layer_norm_eps) {
+  this->register_module("self_attn", self_attn);
+  this->register_module("multihead_attn", multihead_attn);
+  this->register_module("linear1", linear1);
+  this->register_module("linear2", linear2);
+  this->register_module("norm1", norm1);
+  this->register_module("norm2", norm2);
+  this->register_module("norm3", norm3);
+}
+
+template <typename T>
+Tensor<T> TransformerDecoderLayer<T>::feed_forward(const Tensor<T>& x, Generator* g) {
+  const Tensor<T> hidden = linear1.forward(x);
+  const Tensor<T> act = cfg_.activation == Activation::relu ? relu(hidden) : gelu(hidden);
+  return linear2.forward(maybe_dropout(act, cfg_.dropout, this->is_training(), g));
+}
+
+template <typename T>
+Tensor<T> TransformerDecoderLayer<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
+                                              const AttentionCall<T>& self_call, const AttentionCall<T>& cross_call,
+                                              Generator* g) {
+  const bool tr = this->is_training();
+  const AttentionCall<T> sc = with_generator(self_call, g), cc = with_generator(cross_call, g);
+  const double p = cfg_.dropout;
+  if (cfg_.norm_first) {
+    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), sc).output, p, tr, g);
+    y = y + maybe_dropout(multihead_attn.forward(norm2.forward(y), memory, cc).output, p, tr, g);
+    return y + maybe_dropout(feed_forward(norm3.forward(y), g), p, tr, g);
+  }
+  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, sc).output, p, tr, g));
+  y = norm2.forward(y + maybe_dropout(multihead_attn.forward(y, memory, cc).output, p, tr, g));
+  return norm3.forward(y + maybe_dropout(feed_forward(y, g), p, tr, g));
+}
+
+// ---- Encoder-decoder ----------------------------------------------------------
+template <typename T>
+Transformer<T>::Transformer(const TransformerConfig& c, Generator& gen)
+    : cfg_((c.validate(), c)),
+      src_embed(c.src_vocab, c.d_model, gen),
+      tgt_embed(c.tgt_vocab, c.d_model, gen),
+      enc_norm_(c.d_model, c.layer_norm_eps),
+      dec_norm_(c.d_model, c.layer_norm_eps),
+      generator(c.d_model, c.tgt_vocab, true, gen) {
+  for (std::size_t i = 0; i < c.encoder_layers; ++i) {
+    enc_layers_.push_back(std::make_unique<TransformerEncoderLayer<T>>(c, gen));
+    enc_list_.register_module(std::to_string(i), *enc_layers_.back());
+  }
+  for (std::size_t i = 0; i < c.decoder_layers; ++i) {
+    dec_layers_.push_back(std::make_unique<TransformerDecoderLayer<T>>(c, gen));
+    dec_list_.register_module(std::to_string(i), *dec_layers_.back());
+  }
+  encoder_.register_module("layers", enc_list_);
+  encoder_.register_module("norm", enc_norm_);
+  decoder_.register_module("layers", dec_list_);
+  decoder_.register_module("norm", dec_norm_);
+  this->register_module("src_embed", src_embed);
+  this->register_module("tgt_embed", tgt_embed);
+  this->register_module("encoder", encoder_);
+  this->register_module("decoder", decoder_);
+  this->register_module("generator", generator);
+}
+
+// embed(ids) = table[ids] * sqrt(D) + PE[:T], then dropout     (B, T) -> (B, T, D)
+template <typename T>
+Tensor<T> Transformer<T>::embed(const Embedding<T>& table, const IndexArray& ids, Generator* g) {
+  const Shape s = detail::shape_of(ids);
+  if (s.size() != 2) throw ShapeError("Transformer: token ids must be (B, T), got " + shape_str(s));
+  if (s[1] > cfg_.max_len) {
+    throw ShapeError("Transformer: sequence length " + std::to_string(s[1]) + " exceeds max_len " +
+                     std::to_string(cfg_.max_len));
+  }
+  const Tensor<T> x = table.forward(ids) * static_cast<T>(std::sqrt(static_cast<double>(cfg_.d_model)));
+  const Tensor<T> pe(sinusoidal_positions<T>(s[1], cfg_.d_model));  // (T, D), broadcast over B
+  return maybe_dropout(x + pe, cfg_.dropout, this->is_training(), g);
+}
+
+template <typename T>
+Tensor<T> Transformer<T>::encode(const IndexArray& src, const Masks& masks, Generator* g) {
+  AttentionCall<T> call;
+  call.key_padding_mask = masks.src_key_padding;
+  Tensor<T> x = embed(src_embed, src, g);
+  for (auto& layer : enc_layers_) x = layer->forward(x, call, g);
+  return enc_norm_.forward(x);
+}
+
+template <typename T>
+Tensor<T> Transformer<T>::decode(const Tensor<T>& memory, const IndexArray& tgt, const Masks& masks, Generator* g) {
+  AttentionCall<T> self_call, cross_call;
+  self_call.causal = true;
+  self_call.key_padding_mask = masks.tgt_key_padding;
+  cross_call.key_padding_mask = masks.src_key_padding;
+  Tensor<T> y = embed(tgt_embed, tgt, g);
+  for (auto& layer : dec_layers_) y = layer->forward(y, memory, self_call, cross_call, g);
+  return dec_norm_.forward(y);
+}
+
+template <typename T>
+Tensor<T> Transformer<T>::forward(const IndexArray& src, const IndexArray& tgt, const Masks& masks, Generator* g) {
+  return generator.forward(decode(encode(src, masks, g), tgt, masks, g));  // (B, T, V_tgt)
+}
+
+template class TransformerEncoderLayer<float>;
+template class TransformerEncoderLayer<double>;
+template class TransformerDecoderLayer<float>;
+template class TransformerDecoderLayer<double>;
+template class Transformer<float>;
+template class Transformer<double>;
+
+}  // namespace headlab
