@@ -47,6 +47,15 @@ Tensor<T> maybe_dropout(const Tensor<T>& x, double p, bool training, Generator* 
   return dropout(x, static_cast<T>(p), *g, true);
 }
 
+// linear2(dropout(activation(linear1(x))))   (B, T, D) -> (B, T, F) -> (B, T, D)
+template <typename T>
+Tensor<T> position_wise_ff(const Linear<T>& linear1, const Linear<T>& linear2, const TransformerConfig& c,
+                           bool training, const Tensor<T>& x, Generator* g) {
+  const Tensor<T> hidden = linear1.forward(x);
+  const Tensor<T> act = c.activation == Activation::relu ? relu(hidden) : gelu(hidden);
+  return linear2.forward(maybe_dropout(act, c.dropout, training, g));
+}
+
 template <typename T>
 AttentionCall<T> with_generator(AttentionCall<T> call, Generator* g) {
   call.generator = g;
@@ -73,9 +82,7 @@ TransformerEncoderLayer<T>::TransformerEncoderLayer(const TransformerConfig& c, 
 
 template <typename T>
 Tensor<T> TransformerEncoderLayer<T>::feed_forward(const Tensor<T>& x, Generator* g) {
-  const Tensor<T> hidden = linear1.forward(x);  // (B, T, F)
-  const Tensor<T> act = cfg_.activation == Activation::relu ? relu(hidden) : gelu(hidden);
-  return linear2.forward(maybe_dropout(act, cfg_.dropout, this->is_training(), g));
+  return position_wise_ff(linear1, linear2, cfg_, this->is_training(), x, g);
 }
 
 template <typename T>
@@ -112,9 +119,7 @@ TransformerDecoderLayer<T>::TransformerDecoderLayer(const TransformerConfig& c, 
 
 template <typename T>
 Tensor<T> TransformerDecoderLayer<T>::feed_forward(const Tensor<T>& x, Generator* g) {
-  const Tensor<T> hidden = linear1.forward(x);
-  const Tensor<T> act = cfg_.activation == Activation::relu ? relu(hidden) : gelu(hidden);
-  return linear2.forward(maybe_dropout(act, cfg_.dropout, this->is_training(), g));
+  return position_wise_ff(linear1, linear2, cfg_, this->is_training(), x, g);
 }
 
 template <typename T>
