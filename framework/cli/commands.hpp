@@ -5,7 +5,14 @@
 #include <cstdint>
 #include <string>
 
+namespace headlab {
+struct TrainOptions;
+}
+
 namespace headlab::cli {
+
+// Trains as the options say; prints progress and the final held-out exact match.
+int run_train(const TrainOptions& options);
 
 struct MlpDemoOptions {
   std::uint64_t seed = 1;

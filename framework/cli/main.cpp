@@ -4,9 +4,12 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "commands.hpp"
 #include "headlab/headlab.hpp"
+#include "headlab/trainer.hpp"
 
 int main(int argc, char** argv) {
   // One thread by default: the two vCPUs here behave like one core.
@@ -46,6 +49,46 @@ int main(int argc, char** argv) {
   stats->add_option("--seq-len", st.seq_len, "tokens T of self-attention")->capture_default_str();
   stats->add_option("--layers", st.layers, "layers (multiplies the totals)")->capture_default_str();
 
+  // headlab train: the copy task (more tasks arrive with the translation issue).
+  headlab::TrainOptions tr;
+  auto* train = app.add_subcommand("train", "train an encoder-decoder transformer (task: copy)");
+  train->set_config("--config", "", "read options from this INI/TOML file (same names as the flags)");
+  auto count = [&](const std::string& flag, std::size_t& field, const std::string& help) {
+    train->add_option(flag, field, help)->check(CLI::NonNegativeNumber)->capture_default_str();
+  };
+  auto real = [&](const std::string& flag, double& field, const std::string& help) {
+    train->add_option(flag, field, help)->check(CLI::NonNegativeNumber)->capture_default_str();
+  };
+  train->add_option("--task", tr.task, "task")->check(CLI::IsMember({"copy"}))->capture_default_str();
+  count("--vocab", tr.vocab, "vocabulary size (0 <pad>, 1 <s>)");
+  count("--length", tr.length, "tokens per sequence, start symbol included");
+  count("--d-model", tr.d_model, "model width");
+  count("--heads", tr.heads, "attention heads");
+  count("--kv-heads", tr.kv_heads, "key/value heads (0 = heads)");
+  count("--head-dim", tr.head_dim, "head size (0 = d_model / heads)");
+  train->add_option("--gate", tr.gate, "attention output gate")
+      ->check(CLI::IsMember({"none", "headwise", "elementwise"}))->capture_default_str();
+  count("--ff", tr.ff_dim, "feed-forward width");
+  count("--layers", tr.layers, "encoder and decoder layers (each)");
+  real("--dropout", tr.dropout, "dropout probability");
+  train->add_flag("--pre-ln", tr.norm_first, "pre-LN layers instead of post-LN");
+  count("--steps", tr.steps, "training steps (at most)");
+  count("--batch", tr.batch, "sequences per step");
+  real("--lr-factor", tr.lr_factor, "Noam schedule factor");
+  count("--warmup", tr.warmup, "Noam warm-up steps");
+  real("--label-smoothing", tr.label_smoothing, "label smoothing");
+  real("--clip-norm", tr.clip_norm, "gradient clipping by global norm (0 = off)");
+  train->add_option("--seed", tr.seed, "seed of initialisation, data and dropout")->capture_default_str();
+  count("--eval-every", tr.eval_every, "steps between held-out evaluations");
+  count("--eval-sequences", tr.eval_sequences, "held-out sequences for exact match");
+  train->add_option("--stop-at-perfect", tr.stop_at_perfect, "stop once held-out exact match is 100%")
+      ->capture_default_str();
+  train->add_option("--run-dir", tr.run_dir, "write config, checkpoint and metrics here");
+  count("--save-every", tr.save_every, "steps between checkpoints (0 = at the end)");
+  train->add_flag("--resume", tr.resume, "continue from RUN_DIR/checkpoint.safetensors");
+  train->add_option("--progress", tr.progress, "progress output")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -58,6 +101,20 @@ int main(int argc, char** argv) {
   }
   try {
     if (*demo) return headlab::cli::run_mlp_demo(mlp);
+    if (*train) {
+      try {
+        tr.validate();
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab train: " << e.what() << "\n";
+        return 2;  // a usage error, like a bad flag
+      }
+      if (!tr.run_dir.empty()) {
+        // The full resolved configuration, in the --config format, next to the outputs.
+        std::filesystem::create_directories(tr.run_dir);
+        std::ofstream(std::filesystem::path(tr.run_dir) / "config.ini") << train->config_to_str(true, true);
+      }
+      return headlab::cli::run_train(tr);
+    }
     if (*stats) {
       try {
         return headlab::cli::run_stats(st);

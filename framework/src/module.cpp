@@ -1,6 +1,9 @@
 // module.cpp: parameter registry shared by every layer.
 #include "headlab/module.hpp"
 
+#include <map>
+#include <set>
+
 #include "shape_utils.hpp"
 
 namespace headlab {
@@ -37,6 +40,51 @@ Tensor<T> Module<T>::parameter(const std::string& name) const {
     known += (known.empty() ? "" : ", ") + n;
   }
   throw ValueError("no parameter named '" + name + "'; this module has: " + known);
+}
+
+template <typename T>
+typename Module<T>::StateDict Module<T>::state_dict() const {
+  StateDict out;
+  for (const auto& [name, p] : named_parameters()) out.emplace_back(name, p.value());
+  return out;
+}
+
+template <typename T>
+void Module<T>::load_state_dict(const StateDict& state) {
+  auto params = named_parameters();
+  std::map<std::string, const Array<T>*> given;
+  std::vector<std::string> unexpected, missing, misshaped, repeated;
+  for (const auto& [name, value] : state) {
+    if (!given.emplace(name, &value).second) repeated.push_back(name);
+  }
+  std::set<std::string> known;
+  for (const auto& [name, p] : params) {
+    known.insert(name);
+    auto it = given.find(name);
+    if (it == given.end()) {
+      missing.push_back(name);
+    } else if (detail::shape_of(*it->second) != p.shape()) {
+      misshaped.push_back(name + " (expected " + shape_str(p.shape()) + ", got " +
+                          shape_str(detail::shape_of(*it->second)) + ")");
+    }
+  }
+  for (const auto& [name, value] : given) {
+    if (!known.count(name)) unexpected.push_back(name);
+  }
+  if (!missing.empty() || !unexpected.empty() || !misshaped.empty() || !repeated.empty()) {
+    std::string msg = "load_state_dict: the state does not match the module";
+    auto list = [&](const char* what, const std::vector<std::string>& names) {
+      if (names.empty()) return;
+      msg += std::string("; ") + what + ": ";
+      for (std::size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : "") + names[i];
+    };
+    list("missing", missing);
+    list("unexpected", unexpected);
+    list("wrong shape", misshaped);
+    list("repeated", repeated);
+    throw ValueError(msg);
+  }
+  for (auto& [name, p] : params) p.mutable_value() = *given.at(name);
 }
 
 template <typename T>

@@ -86,14 +86,15 @@ Tensor<T> TransformerEncoderLayer<T>::feed_forward(const Tensor<T>& x, Generator
 }
 
 template <typename T>
-Tensor<T> TransformerEncoderLayer<T>::forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g) {
+Tensor<T> TransformerEncoderLayer<T>::forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g,
+                                              KVCache<T>* cache) {
   const bool tr = this->is_training();
   const AttentionCall<T> c = with_generator(call, g);
   if (cfg_.norm_first) {
-    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), c).output, cfg_.dropout, tr, g);
+    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), c, cache).output, cfg_.dropout, tr, g);
     return y + maybe_dropout(feed_forward(norm2.forward(y), g), cfg_.dropout, tr, g);
   }
-  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, c).output, cfg_.dropout, tr, g));
+  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, c, cache).output, cfg_.dropout, tr, g));
   return norm2.forward(y + maybe_dropout(feed_forward(y, g), cfg_.dropout, tr, g));
 }
 
@@ -125,16 +126,16 @@ Tensor<T> TransformerDecoderLayer<T>::feed_forward(const Tensor<T>& x, Generator
 template <typename T>
 Tensor<T> TransformerDecoderLayer<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
                                               const AttentionCall<T>& self_call, const AttentionCall<T>& cross_call,
-                                              Generator* g) {
+                                              Generator* g, KVCache<T>* cache) {
   const bool tr = this->is_training();
   const AttentionCall<T> sc = with_generator(self_call, g), cc = with_generator(cross_call, g);
   const double p = cfg_.dropout;
   if (cfg_.norm_first) {
-    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), sc).output, p, tr, g);
+    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), sc, cache).output, p, tr, g);
     y = y + maybe_dropout(multihead_attn.forward(norm2.forward(y), memory, cc).output, p, tr, g);
     return y + maybe_dropout(feed_forward(norm3.forward(y), g), p, tr, g);
   }
-  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, sc).output, p, tr, g));
+  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, sc, cache).output, p, tr, g));
   y = norm2.forward(y + maybe_dropout(multihead_attn.forward(y, memory, cc).output, p, tr, g));
   return norm3.forward(y + maybe_dropout(feed_forward(y, g), p, tr, g));
 }
@@ -167,18 +168,29 @@ Transformer<T>::Transformer(const TransformerConfig& c, Generator& gen)
   this->register_module("generator", generator);
 }
 
-// embed(ids) = table[ids] * sqrt(D) + PE[:T], then dropout     (B, T) -> (B, T, D)
+namespace {
+// table[ids] * sqrt(D) + PE[offset : offset + T] (unless rope), then dropout     (B, T) -> (B, T, D)
 template <typename T>
-Tensor<T> Transformer<T>::embed(const Embedding<T>& table, const IndexArray& ids, Generator* g) {
+Tensor<T> embed_tokens(const Embedding<T>& table, const IndexArray& ids, const TransformerConfig& c, bool training,
+                       Generator* g, std::size_t offset, bool positions) {
   const Shape s = detail::shape_of(ids);
-  if (s.size() != 2) throw ShapeError("Transformer: token ids must be (B, T), got " + shape_str(s));
-  if (s[1] > cfg_.max_len) {
-    throw ShapeError("Transformer: sequence length " + std::to_string(s[1]) + " exceeds max_len " +
-                     std::to_string(cfg_.max_len));
+  if (s.size() != 2) throw ShapeError("embedding: token ids must be (B, T), got " + shape_str(s));
+  if (offset + s[1] > c.max_len) {
+    throw ShapeError("embedding: position " + std::to_string(offset + s[1] - 1) + " exceeds max_len " +
+                     std::to_string(c.max_len) + " (ids " + shape_str(s) + ")");
   }
-  const Tensor<T> x = table.forward(ids) * static_cast<T>(std::sqrt(static_cast<double>(cfg_.d_model)));
-  const Tensor<T> pe(sinusoidal_positions<T>(s[1], cfg_.d_model));  // (T, D), broadcast over B
-  return maybe_dropout(x + pe, cfg_.dropout, this->is_training(), g);
+  Tensor<T> x = table.forward(ids) * static_cast<T>(std::sqrt(static_cast<double>(c.d_model)));
+  if (positions) {
+    const Array<T> pe = sinusoidal_positions<T>(offset + s[1], c.d_model);
+    x = x + narrow(Tensor<T>(pe), 0, offset, s[1]);  // (T, D), broadcast over B
+  }
+  return maybe_dropout(x, c.dropout, training, g);
+}
+}  // namespace
+
+template <typename T>
+Tensor<T> Transformer<T>::embed(const Embedding<T>& table, const IndexArray& ids, Generator* g, std::size_t offset) {
+  return embed_tokens(table, ids, cfg_, this->is_training(), g, offset, !cfg_.attention.rope);
 }
 
 template <typename T>
@@ -191,13 +203,20 @@ Tensor<T> Transformer<T>::encode(const IndexArray& src, const Masks& masks, Gene
 }
 
 template <typename T>
-Tensor<T> Transformer<T>::decode(const Tensor<T>& memory, const IndexArray& tgt, const Masks& masks, Generator* g) {
+Tensor<T> Transformer<T>::decode(const Tensor<T>& memory, const IndexArray& tgt, const Masks& masks, Generator* g,
+                                 std::vector<KVCache<T>>* caches) {
+  if (caches && caches->size() != dec_layers_.size()) {
+    throw ValueError("Transformer::decode: " + std::to_string(caches->size()) + " caches for " +
+                     std::to_string(dec_layers_.size()) + " decoder layers");
+  }
   AttentionCall<T> self_call, cross_call;
   self_call.causal = true;
   self_call.key_padding_mask = masks.tgt_key_padding;
   cross_call.key_padding_mask = masks.src_key_padding;
-  Tensor<T> y = embed(tgt_embed, tgt, g);
-  for (auto& layer : dec_layers_) y = layer->forward(y, memory, self_call, cross_call, g);
+  const std::size_t offset = caches ? (*caches)[0].length() : 0;
+  Tensor<T> y = embed(tgt_embed, tgt, g, offset);
+  for (std::size_t i = 0; i < dec_layers_.size(); ++i)
+    y = dec_layers_[i]->forward(y, memory, self_call, cross_call, g, caches ? &(*caches)[i] : nullptr);
   return dec_norm_.forward(y);
 }
 
@@ -206,6 +225,77 @@ Tensor<T> Transformer<T>::forward(const IndexArray& src, const IndexArray& tgt, 
   return generator.forward(decode(encode(src, masks, g), tgt, masks, g));  // (B, T, V_tgt)
 }
 
+template <typename T>
+IndexArray greedy_decode(Transformer<T>& model, const IndexArray& src, std::size_t max_len, std::int64_t start,
+                         const std::optional<MaskArray>& src_key_padding) {
+  NoGradGuard no_grad;
+  const std::size_t B = src.shape()[0];
+  Masks masks;
+  masks.src_key_padding = src_key_padding;
+  const Tensor<T> memory = model.encode(src, masks, nullptr);
+  std::vector<KVCache<T>> caches(model.decoder_layers());
+  IndexArray out = IndexArray::from_shape({B, max_len});
+  out.fill(start);
+  IndexArray next = IndexArray::from_shape({B, 1});
+  next.fill(start);
+  Masks step_masks;
+  step_masks.src_key_padding = src_key_padding;
+  for (std::size_t t = 1; t < max_len; ++t) {
+    // One new token per row: its logits (B, 1, V) pick the next token.
+    const Tensor<T> logits = model.project(model.decode(memory, next, step_masks, nullptr, &caches));
+    const Array<T>& lv = logits.value();
+    const std::size_t V = lv.shape()[2];
+    for (std::size_t b = 0; b < B; ++b) {
+      const T* row = lv.data() + b * V;
+      std::size_t best = 0;
+      for (std::size_t v = 1; v < V; ++v)
+        if (row[v] > row[best]) best = v;  // first maximum on ties
+      out(b, t) = static_cast<std::int64_t>(best);
+      next(b, 0) = static_cast<std::int64_t>(best);
+    }
+  }
+  return out;
+}
+
+template <typename T>
+DecoderOnlyLM<T>::DecoderOnlyLM(const TransformerConfig& c, Generator& gen)
+    : cfg_(c),
+      embed_(c.tgt_vocab, c.d_model, gen),
+      norm_(c.d_model, c.layer_norm_eps),
+      lm_head_(c.d_model, c.tgt_vocab, true, gen) {
+  TransformerConfig check = c;
+  check.src_vocab = check.src_vocab ? check.src_vocab : 1;
+  check.validate();
+  for (std::size_t i = 0; i < c.decoder_layers; ++i) {
+    layers_.push_back(std::make_unique<TransformerEncoderLayer<T>>(c, gen));
+    list_.register_module(std::to_string(i), *layers_.back());
+  }
+  this->register_module("embed", embed_);
+  this->register_module("layers", list_);
+  this->register_module("norm", norm_);
+  this->register_module("lm_head", lm_head_);
+}
+
+template <typename T>
+Tensor<T> DecoderOnlyLM<T>::forward(const IndexArray& ids, Generator* g, std::vector<KVCache<T>>* caches) {
+  if (caches && caches->size() != layers_.size()) {
+    throw ValueError("DecoderOnlyLM: " + std::to_string(caches->size()) + " caches for " +
+                     std::to_string(layers_.size()) + " layers");
+  }
+  const std::size_t offset = caches ? (*caches)[0].length() : 0;
+  Tensor<T> x = embed_tokens(embed_, ids, cfg_, this->is_training(), g, offset, !cfg_.attention.rope);
+  AttentionCall<T> call;
+  call.causal = true;
+  for (std::size_t i = 0; i < layers_.size(); ++i) x = layers_[i]->forward(x, call, g, caches ? &(*caches)[i] : nullptr);
+  return lm_head_.forward(norm_.forward(x));  // (B, T, V)
+}
+
+template IndexArray greedy_decode<float>(Transformer<float>&, const IndexArray&, std::size_t, std::int64_t,
+                                         const std::optional<MaskArray>&);
+template IndexArray greedy_decode<double>(Transformer<double>&, const IndexArray&, std::size_t, std::int64_t,
+                                          const std::optional<MaskArray>&);
+template class DecoderOnlyLM<float>;
+template class DecoderOnlyLM<double>;
 template class TransformerEncoderLayer<float>;
 template class TransformerEncoderLayer<double>;
 template class TransformerDecoderLayer<float>;

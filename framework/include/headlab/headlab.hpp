@@ -6,8 +6,12 @@
 #include "headlab/gradcheck.hpp"
 #include "headlab/graphviz.hpp"
 #include "headlab/module.hpp"
+#include "headlab/nn.hpp"
+#include "headlab/optim.hpp"
 #include "headlab/ops.hpp"
 #include "headlab/random.hpp"
+#include "headlab/report.hpp"
+#include "headlab/safetensors.hpp"
 #include "headlab/tensor.hpp"
 
 namespace headlab {

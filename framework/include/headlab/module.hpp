@@ -28,6 +28,15 @@ class Module {
   std::size_t parameter_count() const;  // total number of scalars
   Tensor<T> parameter(const std::string& name) const;  // throws ValueError listing the names
 
+  // name -> a copy of each parameter's value, in registration order.
+  using StateDict = std::vector<std::pair<std::string, Array<T>>>;
+  StateDict state_dict() const;
+  // Copies values in by name. Strict: every parameter must be given exactly
+  // once with its shape and no unknown names may appear; otherwise throws
+  // ValueError listing the missing, unexpected and mis-shaped entries, and the
+  // module is left untouched.
+  void load_state_dict(const StateDict& state);
+
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }

@@ -78,7 +78,9 @@ template <typename T>
 class TransformerEncoderLayer : public Module<T> {
  public:
   TransformerEncoderLayer(const TransformerConfig& c, Generator& gen);
-  Tensor<T> forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* dropout_gen);
+  // cache: for causal use one token (or chunk) at a time (decoder-only models).
+  Tensor<T> forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* dropout_gen,
+                    KVCache<T>* cache = nullptr);
   MultiHeadAttention<T> self_attn;
 
  private:
@@ -94,7 +96,7 @@ class TransformerDecoderLayer : public Module<T> {
   TransformerDecoderLayer(const TransformerConfig& c, Generator& gen);
   // self_call carries the causal flag and target padding; cross_call the memory padding.
   Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& self_call,
-                    const AttentionCall<T>& cross_call, Generator* dropout_gen);
+                    const AttentionCall<T>& cross_call, Generator* dropout_gen, KVCache<T>* cache = nullptr);
   MultiHeadAttention<T> self_attn, multihead_attn;
 
  private:
@@ -117,10 +119,15 @@ class Transformer : public Module<T> {
   // src (B, S), tgt (B, T) ids -> logits (B, T, V_tgt); the decoder is causal.
   Tensor<T> forward(const IndexArray& src, const IndexArray& tgt, const Masks& masks, Generator* dropout_gen);
   Tensor<T> encode(const IndexArray& src, const Masks& masks, Generator* dropout_gen);
-  Tensor<T> decode(const Tensor<T>& memory, const IndexArray& tgt, const Masks& masks, Generator* dropout_gen);
+  // Decoder states (B, T, D) for tgt given the encoder memory. With caches (one
+  // per decoder layer), tgt holds only the new tokens, placed after the cached ones.
+  Tensor<T> decode(const Tensor<T>& memory, const IndexArray& tgt, const Masks& masks, Generator* dropout_gen,
+                   std::vector<KVCache<T>>* caches = nullptr);
+  Tensor<T> project(const Tensor<T>& states) const { return generator.forward(states); }  // -> logits
+  std::size_t decoder_layers() const { return dec_layers_.size(); }
 
  private:
-  Tensor<T> embed(const Embedding<T>& table, const IndexArray& ids, Generator* g);
+  Tensor<T> embed(const Embedding<T>& table, const IndexArray& ids, Generator* g, std::size_t offset = 0);
   const TransformerConfig cfg_;
   Embedding<T> src_embed, tgt_embed;
   std::vector<std::unique_ptr<TransformerEncoderLayer<T>>> enc_layers_;
@@ -130,6 +137,37 @@ class Transformer : public Module<T> {
   struct Stack : Module<T> {
     using Module<T>::register_module;
   } encoder_, decoder_, enc_list_, dec_list_;
+};
+
+// Greedy decoding with a KV cache: starts every row with `start`, appends the
+// most likely next token until `max_len` tokens (start included). src (B, S)
+// -> (B, max_len). Runs without recording a graph.
+template <typename T>
+IndexArray greedy_decode(Transformer<T>& model, const IndexArray& src, std::size_t max_len, std::int64_t start,
+                         const std::optional<MaskArray>& src_key_padding = std::nullopt);
+
+// A decoder-only language model: embed.weight, layers.<i>.* (causal
+// self-attention blocks named like TransformerEncoderLayer), norm.*, lm_head.*.
+// Positions are sinusoidal unless the attention uses rope.
+template <typename T>
+class DecoderOnlyLM : public Module<T> {
+ public:
+  // Uses d_model, ff_dim, decoder_layers, dropout, activation, norm_first,
+  // attention and tgt_vocab (the vocabulary) of the config.
+  DecoderOnlyLM(const TransformerConfig& c, Generator& gen);
+  // ids (B, T) -> logits (B, T, V). With caches (one per layer), ids are the new tokens only.
+  Tensor<T> forward(const IndexArray& ids, Generator* dropout_gen, std::vector<KVCache<T>>* caches = nullptr);
+  std::size_t layers() const { return layers_.size(); }
+
+ private:
+  const TransformerConfig cfg_;
+  Embedding<T> embed_;
+  std::vector<std::unique_ptr<TransformerEncoderLayer<T>>> layers_;
+  LayerNorm<T> norm_;
+  Linear<T> lm_head_;
+  struct Stack : Module<T> {
+    using Module<T>::register_module;
+  } list_;
 };
 
 }  // namespace headlab

@@ -1,0 +1,75 @@
+// headlab/trainer.hpp: the copy task and the training loop behind `headlab train`.
+//
+// The copy task (The Annotated Transformer): sequences of `length` tokens,
+// column 0 the start symbol 1, the rest uniform in [1, vocab) (id 0 is <pad>);
+// the model reads the sequence and must write it back:
+//   decoder input tgt[:, :-1], targets tgt[:, 1:], greedy decoding from the start symbol.
+// Exact match = the fraction of held-out sequences decoded without a single error.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "headlab/nn.hpp"
+#include "headlab/tensor.hpp"
+
+namespace headlab {
+
+class Generator;
+
+struct TrainOptions {
+  // Task.
+  std::string task = "copy";
+  std::size_t vocab = 11;      // copy task: id 0 <pad>, 1 <s> (also a symbol), symbols 1..vocab-1
+  std::size_t length = 10;     // tokens per sequence, start symbol included
+  // Model (an encoder-decoder Transformer).
+  std::size_t d_model = 64;
+  std::size_t heads = 4;
+  std::size_t kv_heads = 0;    // 0 = heads
+  std::size_t head_dim = 0;    // 0 = d_model / heads
+  std::string gate = "none";   // none | headwise | elementwise
+  std::size_t ff_dim = 256;
+  std::size_t layers = 2;      // encoder and decoder layers each
+  double dropout = 0.0;
+  bool norm_first = false;
+  // Optimisation: Adam (0.9, 0.98, 1e-9) with the Noam schedule.
+  std::size_t steps = 400;
+  std::size_t batch = 32;
+  double lr_factor = 1.0;
+  std::size_t warmup = 100;
+  double label_smoothing = 0.0;
+  double clip_norm = 1.0;      // 0 = no clipping
+  std::uint64_t seed = 1;
+  // Evaluation, logging and checkpoints.
+  std::size_t eval_every = 100;       // greedy exact match on held-out sequences
+  std::size_t eval_sequences = 1000;
+  bool stop_at_perfect = true;        // stop once held-out exact match reaches 100%
+  std::string run_dir;                // "" = no files; else config, metrics.jsonl, checkpoint.safetensors
+  std::size_t save_every = 0;         // steps between checkpoints (0 = only at the end)
+  bool resume = false;                // continue from run_dir/checkpoint.safetensors
+  std::string progress = "auto";      // auto | bar | lines | none
+
+  TransformerConfig model_config() const;
+  void validate() const;               // throws ValueError naming the option and why
+  std::string to_text() const;         // "key = value" lines (also what the checkpoint stores)
+  static TrainOptions from_text(const std::string& text);  // inverse of to_text; throws ValueError
+};
+
+struct TrainResult {
+  std::size_t steps_done = 0;
+  std::vector<double> losses;  // one per step, from step 1 (resumed runs include the earlier ones)
+  double exact_match = 0.0;    // last held-out evaluation
+  double seconds = 0.0;        // wall time of this call
+};
+
+// (B, length) sequences of the copy task drawn from gen.
+IndexArray copy_task_batch(Generator& gen, std::size_t batch, std::size_t length, std::size_t vocab);
+// Fraction of rows of `data` that greedy decoding reproduces exactly.
+double copy_exact_match(Transformer<float>& model, const IndexArray& data);
+
+// Trains (or resumes) as the options say, printing progress to `log`.
+TrainResult train(const TrainOptions& options, std::ostream& log);
+
+}  // namespace headlab

@@ -1,0 +1,369 @@
+// trainer.cpp: the copy task and the training loop (checkpoints, exact resume).
+//
+// One step:  batch ~ data_rng;  logits = model(src, tgt[:, :-1])   (B, L-1, V)
+//            loss = cross_entropy(logits, tgt[:, 1:], ignore <pad>, smoothing)
+//            backward; clip; lr = Noam(step); Adam step.
+// Everything random draws from two generators (data, dropout) whose states
+// are saved with the model and the optimiser, so a resumed run repeats the
+// uninterrupted one bit for bit on one thread.
+#include "headlab/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <xtensor/xview.hpp>
+
+#include "headlab/ops.hpp"
+#include "headlab/optim.hpp"
+#include "headlab/random.hpp"
+#include "headlab/report.hpp"
+#include "headlab/safetensors.hpp"
+#include "shape_utils.hpp"
+
+namespace headlab {
+
+IndexArray copy_task_batch(Generator& gen, std::size_t batch, std::size_t length, std::size_t vocab) {
+  IndexArray data = IndexArray::from_shape({batch, length});
+  for (std::size_t b = 0; b < batch; ++b) {
+    data(b, 0) = 1;  // start symbol
+    for (std::size_t t = 1; t < length; ++t) data(b, t) = 1 + static_cast<std::int64_t>(gen.below(vocab - 1));
+  }
+  return data;
+}
+
+double copy_exact_match(Transformer<float>& model, const IndexArray& data) {
+  const bool was_training = model.is_training();
+  model.eval();
+  const std::size_t B = data.shape()[0], L = data.shape()[1];
+  const IndexArray decoded = greedy_decode(model, data, L, 1);
+  model.train(was_training);
+  std::size_t exact = 0;
+  for (std::size_t b = 0; b < B; ++b) {
+    bool same = true;
+    for (std::size_t t = 0; t < L && same; ++t) same = decoded(b, t) == data(b, t);
+    exact += same;
+  }
+  return B ? static_cast<double>(exact) / static_cast<double>(B) : 0.0;
+}
+
+TransformerConfig TrainOptions::model_config() const {
+  TransformerConfig c;
+  c.d_model = d_model;
+  c.ff_dim = ff_dim;
+  c.encoder_layers = c.decoder_layers = layers;
+  c.dropout = dropout;
+  c.norm_first = norm_first;
+  c.attention.num_heads = heads;
+  c.attention.num_kv_heads = kv_heads;
+  c.attention.head_dim = head_dim;
+  c.attention.gate = parse_gate(gate);
+  c.src_vocab = c.tgt_vocab = vocab;
+  c.max_len = std::max<std::size_t>(length, 1);
+  return c;
+}
+
+void TrainOptions::validate() const {
+  auto bad = [](const std::string& why) { throw ValueError(why); };
+  if (task != "copy") bad("--task: '" + task + "' is not a known task (copy)");
+  if (vocab < 3) bad("--vocab " + std::to_string(vocab) + ": needs at least 3 ids (<pad>, <s>, one symbol)");
+  if (length < 2) bad("--length " + std::to_string(length) + ": needs at least 2 tokens");
+  if (steps == 0) bad("--steps must be > 0");
+  if (batch == 0) bad("--batch must be > 0");
+  if (warmup == 0) bad("--warmup must be > 0 (the Noam schedule divides by it)");
+  if (!(lr_factor > 0)) bad("--lr-factor must be > 0");
+  if (!(label_smoothing >= 0 && label_smoothing < 1)) bad("--label-smoothing must be in [0, 1)");
+  if (!(clip_norm >= 0)) bad("--clip-norm must be >= 0");
+  if (eval_every == 0) bad("--eval-every must be > 0");
+  if (eval_sequences == 0) bad("--eval-sequences must be > 0");
+  if (resume && run_dir.empty()) bad("--resume needs --run-dir (where the checkpoint is)");
+  if (progress != "auto" && progress != "bar" && progress != "lines" && progress != "none")
+    bad("--progress: '" + progress + "' is not auto, bar, lines or none");
+  model_config().validate();
+}
+
+// ---- Options as text (stored in checkpoints and run directories) --------------
+namespace {
+
+#define HEADLAB_TRAIN_FIELDS(X)                                                                            \
+  X(task) X(vocab) X(length) X(d_model) X(heads) X(kv_heads) X(head_dim) X(gate) X(ff_dim) X(layers)      \
+  X(dropout) X(norm_first) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
+  X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every)
+
+std::string to_str(const std::string& v) { return v; }
+std::string to_str(bool v) { return v ? "true" : "false"; }
+std::string to_str(double v) {
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  return os.str();
+}
+template <typename U>
+std::string to_str(U v) {
+  return std::to_string(v);
+}
+
+void parse_into(std::string& out, const std::string& s) { out = s; }
+void parse_into(bool& out, const std::string& s) {
+  if (s != "true" && s != "false") throw ValueError("expected true or false, got '" + s + "'");
+  out = s == "true";
+}
+void parse_into(double& out, const std::string& s) {
+  std::size_t used = 0;
+  out = std::stod(s, &used);
+  if (used != s.size()) throw ValueError("not a number: '" + s + "'");
+}
+template <typename U>
+void parse_into(U& out, const std::string& s) {
+  std::size_t used = 0;
+  const unsigned long long v = std::stoull(s, &used);
+  if (used != s.size() || s.find('-') != std::string::npos) throw ValueError("not a count: '" + s + "'");
+  out = static_cast<U>(v);
+}
+
+}  // namespace
+
+std::string TrainOptions::to_text() const {
+  std::ostringstream os;
+#define WRITE(field) os << #field << " = " << to_str(field) << "\n";
+  HEADLAB_TRAIN_FIELDS(WRITE)
+#undef WRITE
+  return os.str();
+}
+
+TrainOptions TrainOptions::from_text(const std::string& text) {
+  TrainOptions o;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) throw ValueError("options line " + std::to_string(number) + ": no ' = ' in '" + line + "'");
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 3);
+    bool known = false;
+    try {
+#define READ(field)                 \
+  if (key == #field) {              \
+    parse_into(o.field, value);     \
+    known = true;                   \
+  }
+      HEADLAB_TRAIN_FIELDS(READ)
+#undef READ
+    } catch (const std::exception& e) {
+      throw ValueError("options line " + std::to_string(number) + " (" + key + "): " + e.what());
+    }
+    if (!known) throw ValueError("options line " + std::to_string(number) + ": unknown option '" + key + "'");
+  }
+  return o;
+}
+
+// ---- Checkpoints ----------------------------------------------------------------
+namespace {
+
+const char* kCheckpointFormat = "headlab-train-checkpoint-1";
+
+std::string rng_text(const Generator& g) {
+  std::ostringstream os;
+  os << g.engine();
+  return os.str();
+}
+void rng_from_text(Generator& g, const std::string& text, const std::string& what) {
+  std::istringstream in(text);
+  in >> g.engine();
+  if (in.fail()) throw ValueError("checkpoint: corrupt random state '" + what + "'");
+}
+
+std::string losses_text(const std::vector<double>& losses) {
+  std::ostringstream os;
+  os << std::setprecision(17);
+  for (std::size_t i = 0; i < losses.size(); ++i) os << (i ? "," : "") << losses[i];
+  return os.str();
+}
+std::vector<double> losses_from_text(const std::string& text) {
+  std::vector<double> out;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stod(item));
+  return out;
+}
+
+struct TrainState {
+  std::size_t step = 0;
+  std::vector<double> losses;
+};
+
+void save_checkpoint(const std::string& path, const TrainOptions& o, const Transformer<float>& model,
+                     const Adam<float>& adam, const Generator& data_rng, const Generator& dropout_rng,
+                     const TrainState& st) {
+  TensorFile file;
+  file.metadata["format"] = kCheckpointFormat;
+  file.metadata["options"] = o.to_text();
+  file.metadata["step"] = std::to_string(st.step);
+  file.metadata["data_rng"] = rng_text(data_rng);
+  file.metadata["dropout_rng"] = rng_text(dropout_rng);
+  file.metadata["losses"] = losses_text(st.losses);
+  for (const auto& [name, value] : model.state_dict()) file.add("model." + name, value);
+  for (const auto& [name, value] : adam.state()) file.add("optim." + name, value);
+  save_safetensors(path, file);  // atomic: temporary file, then rename
+}
+
+// Restores model, optimiser, generators and counters; validates before touching anything.
+TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Transformer<float>& model,
+                           Adam<float>& adam, Generator& data_rng, Generator& dropout_rng) {
+  const TensorFile file = load_safetensors(path);
+  auto meta = [&](const std::string& key) -> const std::string& {
+    auto it = file.metadata.find(key);
+    if (it == file.metadata.end()) throw ValueError("checkpoint " + path + ": metadata has no '" + key + "'");
+    return it->second;
+  };
+  if (meta("format") != kCheckpointFormat) throw ValueError("checkpoint " + path + ": not a headlab training checkpoint");
+  const TrainOptions saved = TrainOptions::from_text(meta("options"));
+  TrainOptions a = saved, b = o;  // everything but the run length must match
+  a.steps = b.steps = 0;
+  a.stop_at_perfect = b.stop_at_perfect = false;
+  if (a.to_text() != b.to_text()) {
+    throw ValueError("checkpoint " + path + ": it was trained with different options; saved:\n" + saved.to_text());
+  }
+  Module<float>::StateDict model_state;
+  OptimizerState<float> optim_state;
+  for (const auto& e : file.entries()) {
+    if (e.name.rfind("model.", 0) == 0) model_state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+    else if (e.name.rfind("optim.", 0) == 0) optim_state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+    else throw ValueError("checkpoint " + path + ": unexpected tensor '" + e.name + "'");
+  }
+  TrainState st;
+  st.step = std::stoull(meta("step"));
+  st.losses = losses_from_text(meta("losses"));
+  if (st.losses.size() != st.step) throw ValueError("checkpoint " + path + ": loss history does not match the step");
+  Generator data_copy, dropout_copy;
+  rng_from_text(data_copy, meta("data_rng"), "data_rng");
+  rng_from_text(dropout_copy, meta("dropout_rng"), "dropout_rng");
+  model.load_state_dict(model_state);  // strict; throws before changing anything
+  adam.load_state(optim_state);
+  data_rng = data_copy;
+  dropout_rng = dropout_copy;
+  return st;
+}
+
+}  // namespace
+
+// ---- The loop ------------------------------------------------------------------------
+namespace {
+// The Annotated Transformer's make_model: xavier_uniform on every matrix,
+// U(-a, a) with a = sqrt(6 / (fan_in + fan_out)). Embeddings then start small
+// next to the positional encoding (N(0, 1) * sqrt(D) would drown it out).
+void xavier_matrices(Module<float>& model, Generator& gen) {
+  for (auto& [name, p] : model.named_parameters()) {
+    if (p.dim() < 2) continue;
+    const Shape s = p.shape();
+    const double bound = std::sqrt(6.0 / static_cast<double>(s[0] + s[1]));
+    for (float& v : p.mutable_value()) v = static_cast<float>(gen.uniform(-bound, bound));
+  }
+}
+}  // namespace
+
+TrainResult train(const TrainOptions& o, std::ostream& log) {
+  o.validate();
+  const auto t0 = std::chrono::steady_clock::now();
+  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
+  Transformer<float> model(o.model_config(), init_rng);
+  xavier_matrices(model, init_rng);
+  model.train();
+  AdamOptions ao;
+  ao.beta1 = 0.9;
+  ao.beta2 = 0.98;
+  ao.eps = 1e-9;
+  Adam<float> adam(model.parameters(), ao);
+  const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
+  // Held-out sequences come from their own seed, never from the training stream.
+  Generator eval_rng(o.seed + 1000003);
+  const IndexArray held_out = copy_task_batch(eval_rng, o.eval_sequences, o.length, o.vocab);
+
+  namespace fs = std::filesystem;
+  const std::string ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "checkpoint.safetensors").string();
+  TrainState st;
+  if (!o.run_dir.empty()) fs::create_directories(o.run_dir);
+  if (o.resume) {
+    st = load_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng);
+    log << "resumed from " << ckpt << " at step " << st.step << "\n";
+  }
+  if (!o.run_dir.empty()) std::ofstream(fs::path(o.run_dir) / "config.txt") << o.to_text();
+
+  log << "copy task: vocab " << o.vocab << ", length " << o.length << ", model d_model " << o.d_model << ", heads "
+      << o.heads << ", ff " << o.ff_dim << ", " << o.layers << "+" << o.layers << " layers, "
+      << model.parameter_count() << " parameters, batch " << o.batch << ", seed " << o.seed << "\n";
+  TrainResult result;
+  const auto L = static_cast<std::ptrdiff_t>(o.length), V = static_cast<std::ptrdiff_t>(o.vocab);
+  // Progress on stderr (a bar on a terminal, plain lines otherwise); metrics as JSON lines in the run directory.
+  std::unique_ptr<ProgressReporter> progress;
+  if (o.progress != "none") {
+    ProgressOptions po;
+    po.mode = o.progress == "bar" ? ProgressMode::Bar : o.progress == "lines" ? ProgressMode::Lines : ProgressMode::Auto;
+    po.start_step = static_cast<std::int64_t>(st.step);
+    progress = std::make_unique<ProgressReporter>(static_cast<std::int64_t>(o.steps), std::cerr, po);
+  }
+  std::unique_ptr<MetricsWriter> metrics;
+  if (!o.run_dir.empty()) metrics = std::make_unique<MetricsWriter>(o.run_dir);
+  auto step_start = std::chrono::steady_clock::now();
+  while (st.step < o.steps) {
+    const IndexArray data = copy_task_batch(data_rng, o.batch, o.length, o.vocab);
+    const IndexArray tgt_in = xt::view(data, xt::all(), xt::range(0, L - 1));
+    IndexArray tgt_out = xt::view(data, xt::all(), xt::range(1, L));
+    tgt_out.reshape({tgt_out.size()});
+    adam.zero_grad();
+    const Tensor<float> logits = model.forward(data, tgt_in, Masks{}, &dropout_rng);  // (B, L-1, V)
+    const Tensor<float> loss = cross_entropy(reshape(logits, {-1, V}), tgt_out, 0, static_cast<float>(o.label_smoothing));
+    const double loss_value = loss.item();
+    if (!std::isfinite(loss_value)) {
+      throw ValueError("train: the loss became " + std::to_string(loss_value) + " at step " +
+                       std::to_string(st.step + 1) + "; the last checkpoint (if any) is kept");
+    }
+    loss.backward();
+    if (o.clip_norm > 0) clip_grad_norm(model.parameters(), o.clip_norm);
+    adam.set_lr(schedule.lr(st.step + 1));
+    adam.step();
+    ++st.step;
+    st.losses.push_back(loss_value);
+    const auto now = std::chrono::steady_clock::now();
+    const double tokens_per_s = double(o.batch * (o.length - 1)) / std::chrono::duration<double>(now - step_start).count();
+    step_start = now;
+    if (progress) progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s);
+    MetricRow row;
+    row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
+
+    const bool last = st.step == o.steps;
+    if (st.step % o.eval_every == 0 || last) {
+      result.exact_match = copy_exact_match(model, held_out);
+      row.set("valid_exact_match", result.exact_match);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (o.progress != "none")
+        log << "step " << std::setw(5) << st.step << "  loss " << std::fixed << std::setprecision(4) << loss_value
+            << "  lr " << std::scientific << std::setprecision(2) << adam.lr() << std::defaultfloat
+            << "  held-out exact match " << std::fixed << std::setprecision(3) << result.exact_match << "  ("
+            << std::setprecision(1) << secs << " s)" << std::defaultfloat << "\n";
+    }
+    if (metrics) metrics->write(row);
+    if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
+      save_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng, st);
+    if (o.stop_at_perfect && result.exact_match >= 1.0 && st.step % o.eval_every == 0) break;
+  }
+  if (progress) progress->finish();
+  if (!ckpt.empty()) {
+    save_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng, st);
+    std::vector<double> steps(st.losses.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
+    std::ofstream(fs::path(o.run_dir) / "loss.svg") << svg_loss_curve(steps, st.losses, "copy task: training loss");
+  }
+  result.steps_done = st.step;
+  result.losses = st.losses;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace headlab
