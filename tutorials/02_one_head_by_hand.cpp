@@ -30,41 +30,13 @@
 #include "headlab/attention.hpp"
 #include "headlab/headlab.hpp"
 
+#include "tutorial_table.hpp"
+
 using namespace headlab;
 
 namespace {
 
 // ---- Printing helpers -----------------------------------------------------
-// The same small table as in 01: step, what it computes, symbolic shape, real shape.
-struct ShapeTable {
-  struct Row {
-    std::string step, how, symbolic, shape;
-  };
-  std::vector<Row> rows;
-
-  void add(const std::string& step, const std::string& how, const std::string& symbolic, const Shape& shape) {
-    rows.push_back({step, how, symbolic, shape_str(shape)});
-  }
-  void print() const {
-    std::vector<Row> all{{"tensor", "computed as", "shape", "here"}};
-    all.insert(all.end(), rows.begin(), rows.end());
-    std::size_t w[4] = {0, 0, 0, 0};
-    for (const Row& r : all) {
-      w[0] = std::max(w[0], r.step.size());
-      w[1] = std::max(w[1], r.how.size());
-      w[2] = std::max(w[2], r.symbolic.size());
-      w[3] = std::max(w[3], r.shape.size());
-    }
-    auto line = [&](const Row& r) {
-      std::cout << "  | " << std::left << std::setw(int(w[0])) << r.step << " | " << std::setw(int(w[1])) << r.how
-                << " | " << std::setw(int(w[2])) << r.symbolic << " | " << std::setw(int(w[3])) << r.shape << " |\n";
-    };
-    line(all[0]);
-    std::cout << "  |" << std::string(w[0] + 2, '-') << "|" << std::string(w[1] + 2, '-') << "|"
-              << std::string(w[2] + 2, '-') << "|" << std::string(w[3] + 2, '-') << "|\n";
-    for (std::size_t i = 1; i < all.size(); ++i) line(all[i]);
-  }
-};
 
 template <typename A>
 Shape shape_of(const A& a) {
