@@ -14,6 +14,11 @@ namespace headlab::cli {
 // Trains as the options say; prints progress and the final held-out exact match.
 int run_train(const TrainOptions& options);
 
+// `headlab eval`: held-out exact match (and per-token accuracy) of a run's checkpoint.
+int run_eval(const std::string& run_dir, std::size_t sequences);
+// `headlab decode`: greedy decoding (KV cache) of one sequence of token ids, e.g. "1 4 2 9".
+int run_decode(const std::string& run_dir, const std::string& input);
+
 struct MlpDemoOptions {
   std::uint64_t seed = 1;
   int steps = 500;

@@ -89,6 +89,15 @@ int main(int argc, char** argv) {
   train->add_option("--progress", tr.progress, "progress output")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
 
+  std::string eval_dir, decode_dir, decode_input;
+  std::size_t eval_sequences = 1000;
+  auto* eval = app.add_subcommand("eval", "held-out exact match of a trained run's checkpoint");
+  eval->add_option("--run-dir", eval_dir, "the run directory (holds checkpoint.safetensors)")->required();
+  eval->add_option("--sequences", eval_sequences, "held-out sequences")->check(CLI::PositiveNumber)->capture_default_str();
+  auto* decode = app.add_subcommand("decode", "greedy decoding (with a KV cache) of one sequence");
+  decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
+  decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,6 +110,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (*demo) return headlab::cli::run_mlp_demo(mlp);
+    if (*eval) return headlab::cli::run_eval(eval_dir, eval_sequences);
+    if (*decode) return headlab::cli::run_decode(decode_dir, decode_input);
     if (*train) {
       try {
         tr.validate();

@@ -1,5 +1,7 @@
 // train_command.cpp: `headlab train`.
+#include <filesystem>
 #include <iomanip>
+#include <sstream>
 #include <iostream>
 
 #include "commands.hpp"
@@ -14,6 +16,63 @@ int run_train(const TrainOptions& options) {
             << "; held-out exact match " << std::setprecision(3) << r.exact_match << " on "
             << options.eval_sequences << " sequences\n";
   if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+  return 0;
+}
+
+namespace {
+std::string checkpoint_in(const std::string& run_dir) {
+  return (std::filesystem::path(run_dir) / "checkpoint.safetensors").string();
+}
+}  // namespace
+
+int run_eval(const std::string& run_dir, std::size_t sequences) {
+  const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
+  const IndexArray data = held_out_sequences(m.options, sequences);
+  const IndexArray decoded = greedy_decode(*m.model, data, m.options.length, 1);
+  std::size_t exact = 0, tokens = 0, right = 0;
+  for (std::size_t b = 0; b < data.shape()[0]; ++b) {
+    bool same = true;
+    for (std::size_t t = 1; t < data.shape()[1]; ++t) {
+      ++tokens;
+      right += decoded(b, t) == data(b, t);
+      same = same && decoded(b, t) == data(b, t);
+    }
+    exact += same;
+  }
+  std::cout << "checkpoint " << checkpoint_in(run_dir) << " (step " << m.step << "), " << sequences
+            << " held-out sequences: exact match " << std::fixed << std::setprecision(3)
+            << double(exact) / double(sequences) << ", token accuracy " << double(right) / double(tokens) << "\n";
+  return 0;
+}
+
+int run_decode(const std::string& run_dir, const std::string& input) {
+  const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
+  std::vector<std::int64_t> ids;
+  std::istringstream in(input);
+  std::string word;
+  while (in >> word) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || v < 0 || v >= static_cast<long long>(m.options.vocab)) {
+      std::cerr << "headlab decode: '" << word << "' is not a token id in [0, " << m.options.vocab << ")\n";
+      return 2;
+    }
+    ids.push_back(v);
+  }
+  if (ids.empty() || ids.size() > m.options.length) {
+    std::cerr << "headlab decode: give 1 to " << m.options.length << " token ids (the model's length)\n";
+    return 2;
+  }
+  IndexArray src = IndexArray::from_shape({1, ids.size()});
+  std::copy(ids.begin(), ids.end(), src.data());
+  const IndexArray out = greedy_decode(*m.model, src, ids.size(), 1);
+  for (std::size_t t = 0; t < ids.size(); ++t) std::cout << (t ? " " : "") << out(0, t);
+  std::cout << "\n";
   return 0;
 }
 

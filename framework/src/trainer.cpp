@@ -253,6 +253,33 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Trans
 
 }  // namespace
 
+IndexArray held_out_sequences(const TrainOptions& o, std::size_t count) {
+  Generator eval_rng(o.seed + 1000003);  // never the training stream's seed
+  return copy_task_batch(eval_rng, count, o.length, o.vocab);
+}
+
+LoadedModel load_trained_model(const std::string& path) {
+  const TensorFile file = load_safetensors(path);
+  auto meta = [&](const std::string& key) -> const std::string& {
+    auto it = file.metadata.find(key);
+    if (it == file.metadata.end()) throw ValueError("checkpoint " + path + ": metadata has no '" + key + "'");
+    return it->second;
+  };
+  if (meta("format") != kCheckpointFormat) throw ValueError("checkpoint " + path + ": not a headlab training checkpoint");
+  LoadedModel out;
+  out.options = TrainOptions::from_text(meta("options"));
+  out.options.validate();
+  out.step = std::stoull(meta("step"));
+  Generator gen(0);
+  out.model = std::make_unique<Transformer<float>>(out.options.model_config(), gen);
+  Module<float>::StateDict state;
+  for (const auto& e : file.entries())
+    if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+  out.model->load_state_dict(state);
+  out.model->eval();
+  return out;
+}
+
 // ---- The loop ------------------------------------------------------------------------
 namespace {
 // The Annotated Transformer's make_model: xavier_uniform on every matrix,
@@ -281,9 +308,7 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
   ao.eps = 1e-9;
   Adam<float> adam(model.parameters(), ao);
   const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
-  // Held-out sequences come from their own seed, never from the training stream.
-  Generator eval_rng(o.seed + 1000003);
-  const IndexArray held_out = copy_task_batch(eval_rng, o.eval_sequences, o.length, o.vocab);
+  const IndexArray held_out = held_out_sequences(o, o.eval_sequences);
 
   namespace fs = std::filesystem;
   const std::string ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "checkpoint.safetensors").string();

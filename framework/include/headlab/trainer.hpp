@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,5 +72,16 @@ double copy_exact_match(Transformer<float>& model, const IndexArray& data);
 
 // Trains (or resumes) as the options say, printing progress to `log`.
 TrainResult train(const TrainOptions& options, std::ostream& log);
+
+// A trained model read back from a run's checkpoint (strictly validated), with
+// the options it was trained with. The model is in eval mode.
+struct LoadedModel {
+  TrainOptions options;
+  std::unique_ptr<Transformer<float>> model;
+  std::size_t step = 0;
+};
+LoadedModel load_trained_model(const std::string& checkpoint_path);
+// Held-out sequences of a run: the same ones its training evaluated on.
+IndexArray held_out_sequences(const TrainOptions& options, std::size_t count);
 
 }  // namespace headlab
