@@ -213,16 +213,27 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Trans
   save_safetensors(path, file);  // atomic: temporary file, then rename
 }
 
+// A training checkpoint's file, its format checked.
+TensorFile load_checkpoint_file(const std::string& path) {
+  TensorFile file = load_safetensors(path);
+  auto it = file.metadata.find("format");
+  if (it == file.metadata.end() || it->second != kCheckpointFormat)
+    throw ValueError("checkpoint " + path + ": not a headlab training checkpoint (no format '" +
+                     std::string(kCheckpointFormat) + "' in its metadata)");
+  return file;
+}
+
+const std::string& checkpoint_meta(const TensorFile& file, const std::string& key) {
+  auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) throw ValueError("checkpoint " + file.source + ": metadata has no '" + key + "'");
+  return it->second;
+}
+
 // Restores model, optimiser, generators and counters; validates before touching anything.
 TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Transformer<float>& model,
                            Adam<float>& adam, Generator& data_rng, Generator& dropout_rng) {
-  const TensorFile file = load_safetensors(path);
-  auto meta = [&](const std::string& key) -> const std::string& {
-    auto it = file.metadata.find(key);
-    if (it == file.metadata.end()) throw ValueError("checkpoint " + path + ": metadata has no '" + key + "'");
-    return it->second;
-  };
-  if (meta("format") != kCheckpointFormat) throw ValueError("checkpoint " + path + ": not a headlab training checkpoint");
+  const TensorFile file = load_checkpoint_file(path);
+  auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   const TrainOptions saved = TrainOptions::from_text(meta("options"));
   TrainOptions a = saved, b = o;  // everything but the run length must match
   a.steps = b.steps = 0;
@@ -259,13 +270,8 @@ IndexArray held_out_sequences(const TrainOptions& o, std::size_t count) {
 }
 
 LoadedModel load_trained_model(const std::string& path) {
-  const TensorFile file = load_safetensors(path);
-  auto meta = [&](const std::string& key) -> const std::string& {
-    auto it = file.metadata.find(key);
-    if (it == file.metadata.end()) throw ValueError("checkpoint " + path + ": metadata has no '" + key + "'");
-    return it->second;
-  };
-  if (meta("format") != kCheckpointFormat) throw ValueError("checkpoint " + path + ": not a headlab training checkpoint");
+  const TensorFile file = load_checkpoint_file(path);
+  auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   LoadedModel out;
   out.options = TrainOptions::from_text(meta("options"));
   out.options.validate();
