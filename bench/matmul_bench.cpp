@@ -39,6 +39,7 @@ double median_ms(Fn&& fn, int reps) {
 
 int main(int argc, char** argv) {
   set_blas_threads(1);
+  tune_allocator();
   const int reps = argc > 1 ? std::atoi(argv[1]) : 31;
   struct Case { int M, K, N; };
   const std::vector<Case> cases = {{64, 64, 64}, {256, 256, 256}, {640, 128, 384}, {512, 512, 512}};

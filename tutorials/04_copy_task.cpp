@@ -23,6 +23,7 @@ using namespace headlab;
 
 int main(int argc, char** argv) {
   set_blas_threads(1);
+  tune_allocator();
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
 
   // ---- 1. What a batch looks like ----------------------------------------------

@@ -14,6 +14,7 @@
 int main(int argc, char** argv) {
   // One thread by default: the two vCPUs here behave like one core.
   if (!std::getenv("OPENBLAS_NUM_THREADS")) headlab::set_blas_threads(1);
+  headlab::tune_allocator();
 
   CLI::App app{"headlab: an autodiff framework for studying multi-head attention"};
   app.require_subcommand(1);

@@ -17,4 +17,7 @@
 namespace headlab {
 // Sets OpenBLAS's thread count (headlab defaults to 1: see README).
 void set_blas_threads(int n);
+// Keeps freed memory in the process (glibc): training allocates the same
+// sizes every step, and returning them to the kernel costs page faults.
+void tune_allocator();
 }  // namespace headlab
