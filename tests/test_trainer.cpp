@@ -202,3 +202,35 @@ TEST_CASE("trainer: invalid options name the flag") {
   o.resume = true;
   CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--resume needs --run-dir"), ValueError);
 }
+
+TEST_CASE("tied embeddings: one tensor under three names, counted once, trained as one") {
+  TransformerConfig c = tiny_config();
+  Generator g1(9), g2(9);
+  Transformer<float> untied(c, g1);
+  c.tie_embeddings = true;
+  Transformer<float> tied(c, g2);
+  const std::size_t V = 7, D = 16;
+  CHECK(tied.parameter_count() == untied.parameter_count() - 2 * V * D);
+  CHECK(tied.parameters().size() == untied.parameters().size() - 2);
+  CHECK(tied.named_parameters().size() == untied.named_parameters().size());  // every name still listed
+  const auto shared = tied.parameter("src_embed.weight").node();
+  CHECK(tied.parameter("tgt_embed.weight").node() == shared);
+  CHECK(tied.parameter("generator.weight").node() == shared);
+
+  // The gradient of the shared matrix sums its three uses: src lookup, tgt lookup, logits.
+  Generator data(2);
+  const IndexArray src = copy_task_batch(data, 2, 5, 7);
+  IndexArray flat = src;
+  flat.reshape({10});
+  const Tensor<float> loss = cross_entropy(reshape(tied.forward(src, src, Masks{}, nullptr), {-1, 7}), flat);
+  loss.backward();
+  REQUIRE(tied.parameter("generator.weight").has_grad());
+  CHECK(xt::amax(xt::abs(tied.parameter("src_embed.weight").grad()))() > 0.0f);
+
+  auto state = tied.state_dict();
+  for (auto& [name, value] : state)
+    if (name == "generator.weight") value(0, 0) += 1.0f;
+  CHECK_THROWS_WITH_AS(tied.load_state_dict(state), doctest::Contains("tied"), ValueError);
+  c.tgt_vocab = 9;
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("tie_embeddings needs one vocabulary"), ValueError);
+}

@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   count("--layers", tr.layers, "encoder and decoder layers (each)");
   real("--dropout", tr.dropout, "dropout probability");
   train->add_flag("--pre-ln", tr.norm_first, "pre-LN layers instead of post-LN");
+  train->add_flag("--tie-embeddings", tr.tie_embeddings, "one matrix for both embeddings and the generator");
   count("--steps", tr.steps, "training steps (at most)");
   count("--batch", tr.batch, "sequences per step");
   real("--lr-factor", tr.lr_factor, "Noam schedule factor");

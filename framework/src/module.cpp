@@ -21,8 +21,24 @@ std::vector<std::pair<std::string, Tensor<T>>> Module<T>::named_parameters(const
 template <typename T>
 std::vector<Tensor<T>> Module<T>::parameters() const {
   std::vector<Tensor<T>> out;
-  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  std::set<const Node<T>*> seen;
+  for (auto& [name, p] : named_parameters())
+    if (seen.insert(p.node().get()).second) out.push_back(p);
   return out;
+}
+
+template <typename T>
+void Module<T>::tie_parameter(const std::string& name, const Tensor<T>& shared) {
+  for (auto& [n, p] : params_) {
+    if (n != name) continue;
+    if (p.shape() != shared.shape()) {
+      throw ShapeError("tie_parameter: '" + name + "' has shape " + shape_str(p.shape()) + ", the shared tensor " +
+                       shape_str(shared.shape()));
+    }
+    p = shared;
+    return;
+  }
+  throw ValueError("tie_parameter: this module has no parameter '" + name + "' of its own");
 }
 
 template <typename T>
@@ -83,6 +99,15 @@ void Module<T>::load_state_dict(const StateDict& state) {
     list("wrong shape", misshaped);
     list("repeated", repeated);
     throw ValueError(msg);
+  }
+  // A tied tensor is given once per name: its values must agree.
+  std::map<const Node<T>*, std::string> first_name;
+  for (auto& [name, p] : params) {
+    auto [it, fresh] = first_name.emplace(p.node().get(), name);
+    if (!fresh && *given.at(name) != *given.at(it->second)) {
+      throw ValueError("load_state_dict: " + name + " and " + it->second +
+                       " are the same (tied) tensor but the state gives them different values");
+    }
   }
   for (auto& [name, p] : params) p.mutable_value() = *given.at(name);
 }

@@ -20,6 +20,10 @@ void TransformerConfig::validate() const {
   if (ff_dim == 0) bad("ff_dim must be > 0");
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout must be in [0, 1), got " + std::to_string(dropout));
   if (src_vocab == 0 || tgt_vocab == 0) bad("src_vocab and tgt_vocab must be > 0");
+  if (tie_embeddings && src_vocab != tgt_vocab) {
+    bad("tie_embeddings needs one vocabulary (src_vocab " + std::to_string(src_vocab) + ", tgt_vocab " +
+        std::to_string(tgt_vocab) + ")");
+  }
   AttentionConfig a = attention;
   a.d_model = d_model;
   a.validate();
@@ -161,6 +165,11 @@ Transformer<T>::Transformer(const TransformerConfig& c, Generator& gen)
   encoder_.register_module("norm", enc_norm_);
   decoder_.register_module("layers", dec_list_);
   decoder_.register_module("norm", dec_norm_);
+  if (c.tie_embeddings) {
+    // Press & Wolf 2017, Vaswani et al. 3.4: one (V, D) matrix embeds both sides and projects to logits.
+    tgt_embed.tie_parameter("weight", src_embed.parameter("weight"));
+    generator.tie_parameter("weight", src_embed.parameter("weight"));
+  }
   this->register_module("src_embed", src_embed);
   this->register_module("tgt_embed", tgt_embed);
   this->register_module("encoder", encoder_);

@@ -59,6 +59,7 @@ TransformerConfig TrainOptions::model_config() const {
   c.encoder_layers = c.decoder_layers = layers;
   c.dropout = dropout;
   c.norm_first = norm_first;
+  c.tie_embeddings = tie_embeddings;
   c.attention.num_heads = heads;
   c.attention.num_kv_heads = kv_heads;
   c.attention.head_dim = head_dim;
@@ -92,7 +93,7 @@ namespace {
 
 #define HEADLAB_TRAIN_FIELDS(X)                                                                            \
   X(task) X(vocab) X(length) X(d_model) X(heads) X(kv_heads) X(head_dim) X(gate) X(ff_dim) X(layers)      \
-  X(dropout) X(norm_first) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
+  X(dropout) X(norm_first) X(tie_embeddings) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
   X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every)
 
 std::string to_str(const std::string& v) { return v; }

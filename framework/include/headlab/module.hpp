@@ -23,9 +23,13 @@ class Module {
 
   // (name, tensor) for every parameter of this module and its children, in
   // registration order. The tensors are handles: editing their values edits the module.
+  // A tied tensor appears under each of its names (as in PyTorch's state_dict).
   std::vector<std::pair<std::string, Tensor<T>>> named_parameters(const std::string& prefix = "") const;
-  std::vector<Tensor<T>> parameters() const;
-  std::size_t parameter_count() const;  // total number of scalars
+  std::vector<Tensor<T>> parameters() const;  // each tensor once, even when tied
+  std::size_t parameter_count() const;        // total number of scalars, tied ones counted once
+  // Makes this module's parameter `name` the very tensor `shared` (weight tying);
+  // the shapes must agree (ShapeError otherwise).
+  void tie_parameter(const std::string& name, const Tensor<T>& shared);
   Tensor<T> parameter(const std::string& name) const;  // throws ValueError listing the names
 
   // name -> a copy of each parameter's value, in registration order.

@@ -66,6 +66,7 @@ struct TransformerConfig {
   AttentionConfig attention;        // heads, kv heads, head_dim, gate, window, ... (d_model is filled in)
   std::size_t src_vocab = 0, tgt_vocab = 0;
   std::size_t max_len = 512;
+  bool tie_embeddings = false;      // one matrix for src_embed, tgt_embed and generator.weight (needs src_vocab == tgt_vocab)
   void validate() const;            // throws ValueError naming the field
 };
 
