@@ -53,7 +53,10 @@ int main(int argc, char** argv) {
   // headlab train: the copy task (more tasks arrive with the translation issue).
   headlab::TrainOptions tr;
   auto* train = app.add_subcommand("train", "train an encoder-decoder transformer (task: copy)");
-  train->set_config("--config", "", "read options from this INI/TOML file (same names as the flags)");
+  // CLI11 reads config files on the main app only: `--config FILE` belongs to it, and `fallthrough`
+  // lets `headlab train --config FILE` pass it up. Options live under a [train] section.
+  app.set_config("--config", "", "read options from this INI/TOML file ([train] section, flag names as keys)");
+  train->fallthrough();
   auto count = [&](const std::string& flag, std::size_t& field, const std::string& help) {
     train->add_option(flag, field, help)->check(CLI::NonNegativeNumber)->capture_default_str();
   };
@@ -124,7 +127,7 @@ int main(int argc, char** argv) {
       if (!tr.run_dir.empty()) {
         // The full resolved configuration, in the --config format, next to the outputs.
         std::filesystem::create_directories(tr.run_dir);
-        std::ofstream(std::filesystem::path(tr.run_dir) / "config.ini") << train->config_to_str(true, true);
+        std::ofstream(std::filesystem::path(tr.run_dir) / "config.ini") << "[train]\n" << train->config_to_str(true, true);
       }
       return headlab::cli::run_train(tr);
     }
