@@ -38,19 +38,6 @@ namespace {
 
 // ---- Printing helpers -----------------------------------------------------
 
-template <typename A>
-Shape shape_of(const A& a) {
-  return Shape(a.shape().begin(), a.shape().end());
-}
-
-// max |a - b| over all elements of two arrays of the same shape.
-double max_abs_diff(const Array<float>& a, const Array<float>& b) {
-  if (shape_of(a) != shape_of(b)) return std::numeric_limits<double>::infinity();
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a.data()[i]) - double(b.data()[i])));
-  return m;
-}
-
 void section(const std::string& title) { std::cout << "\n== " << title << " ==\n\n"; }
 
 }  // namespace

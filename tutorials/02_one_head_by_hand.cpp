@@ -38,14 +38,9 @@ namespace {
 
 // ---- Printing helpers -----------------------------------------------------
 
-template <typename A>
-Shape shape_of(const A& a) {
-  return Shape(a.shape().begin(), a.shape().end());
-}
-
 // max |a - b| over all elements of two arrays of the same number of elements
 // (the shapes may differ by size-1 axes, e.g. (4, 2) and (1, 1, 4, 2)).
-double max_abs_diff(const Array<float>& a, const Array<float>& b) {
+double max_abs_diff_same_size(const Array<float>& a, const Array<float>& b) {
   if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
   double m = 0;
   for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a.data()[i]) - double(b.data()[i])));
@@ -283,8 +278,8 @@ int main() {
   for (Variant& var : variants) {
     var.options.need_weights = true;
     const SdpaResult<float> r = scaled_dot_product_attention(q4, k4, v4, var.options);
-    const double d_out = max_abs_diff(r.output.value(), var.by_hand->out.value());
-    const double d_w = max_abs_diff(r.weights.value(), var.by_hand->weights.value());
+    const double d_out = max_abs_diff_same_size(r.output.value(), var.by_hand->out.value());
+    const double d_w = max_abs_diff_same_size(r.weights.value(), var.by_hand->weights.value());
     std::cout << "  " << std::left << std::setw(32) << var.name << std::scientific << std::setprecision(2) << d_out
               << ", " << d_w << ((d_out <= 1e-6 && d_w <= 1e-6) ? "  (same)" : "  (DIFFERENT)") << "\n";
     ok = ok && d_out <= 1e-6 && d_w <= 1e-6;
@@ -324,7 +319,7 @@ int main() {
       for (std::size_t c = 0; c < d; ++c) dq_formula(i, c) += float(scale * ds * k.value()(j, c));
     }
   }
-  const double formula_err = max_abs_diff(dq_hand_graph, dq_formula);
+  const double formula_err = max_abs_diff_same_size(dq_hand_graph, dq_formula);
   std::cout << "  max |autograd - formula| = " << std::scientific << std::setprecision(2) << formula_err << "\n";
   ok = ok && formula_err <= 1e-6;
 
@@ -333,7 +328,7 @@ int main() {
   v.zero_grad();
   const TensorF sdpa_out = scaled_dot_product_attention(q4, k4, v4).output;
   (sum(sdpa_out * sdpa_out) * 0.5f).backward();
-  const double sdpa_err = max_abs_diff(dq_hand_graph, q.grad());
+  const double sdpa_err = max_abs_diff_same_size(dq_hand_graph, q.grad());
   std::cout << "  max |by hand - through sdpa| = " << sdpa_err << "\n\n";
   ok = ok && sdpa_err <= 1e-6;
 

@@ -1,9 +1,12 @@
-// tutorial_table.hpp: the shape table every tutorial prints.
+// tutorial_table.hpp: what every tutorial shares: the shape table it prints
+// and the small array helpers its checks use.
 //   | tensor | computed as | shape | here |
 // One row per step: its name, the formula, the symbolic shape and the real one.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -42,5 +45,19 @@ struct ShapeTable {
     for (std::size_t i = 1; i < all.size(); ++i) line(all[i]);
   }
 };
+
+template <typename A>
+Shape shape_of(const A& a) {
+  return Shape(a.shape().begin(), a.shape().end());
+}
+
+// max |a - b| over all elements of two arrays of the same shape (infinity if the shapes differ).
+template <typename T>
+double max_abs_diff(const Array<T>& a, const Array<T>& b) {
+  if (shape_of(a) != shape_of(b)) return std::numeric_limits<double>::infinity();
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a.data()[i]) - double(b.data()[i])));
+  return m;
+}
 
 }  // namespace headlab
