@@ -57,4 +57,22 @@ struct StatsOptions {
 // headlab::ValueError for an invalid configuration (main turns it into exit 2).
 int run_stats(const StatsOptions& options);
 
+// `headlab bleu`: corpus BLEU-4 of a hypothesis file against a reference file, one sentence per line.
+struct BleuOptions {
+  std::string ref_path, hyp_path;
+  bool tokenize = false;  // false: split lines on whitespace; true: headlab::tokenize each line
+};
+// Prints BLEU x100, the 1-4 gram precisions, BP and the lengths; exit status 1 (with a message) when a
+// file cannot be read or the two files differ in line count.
+int run_bleu(const BleuOptions& options);
+
+// `headlab translate`: sentences on stdin, one per line -> tokenized translations on stdout.
+struct TranslateOptions {
+  std::string checkpoint;
+  std::size_t beam = 4;           // 1 = greedy
+  double length_penalty = 0.6;
+  std::size_t extra_tokens = 10;
+};
+int run_translate(const TranslateOptions& options);
+
 }  // namespace headlab::cli

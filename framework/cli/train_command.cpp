@@ -11,6 +11,17 @@ namespace headlab::cli {
 
 int run_train(const TrainOptions& options) {
   const TrainResult r = train(options, std::cout);
+  if (options.task == "translate") {
+    std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
+              << " s (" << r.seconds << " s with evaluation); best validation BLEU " << std::setprecision(2)
+              << r.valid_bleu << " (loss " << std::setprecision(4) << r.valid_loss << ")";
+    if (!options.test_file.empty())
+      std::cout << "; test BLEU greedy " << std::setprecision(2) << r.test_bleu_greedy << ", beam " << options.beam
+                << " " << r.test_bleu_beam;
+    std::cout << "\n";
+    if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+    return 0;
+  }
   std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
             << " s; final loss " << std::setprecision(5) << (r.losses.empty() ? 0.0 : r.losses.back())
             << "; held-out exact match " << std::setprecision(3) << r.exact_match << " on "
@@ -73,6 +84,35 @@ int run_decode(const std::string& run_dir, const std::string& input) {
   const IndexArray out = greedy_decode(*m.model, src, ids.size(), 1);
   for (std::size_t t = 0; t < ids.size(); ++t) std::cout << (t ? " " : "") << out(0, t);
   std::cout << "\n";
+  return 0;
+}
+
+int run_translate(const TranslateOptions& options) {
+  const LoadedModel m = load_trained_model(options.checkpoint);
+  if (m.options.task != "translate") {
+    std::cerr << "headlab translate: " << options.checkpoint << " is a '" << m.options.task
+              << "' model, not a translation model\n";
+    return 2;
+  }
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!is_valid_utf8(line)) {
+      std::cerr << "headlab translate: stdin line " << lines.size() + 1 << " is not valid UTF-8\n";
+      return 1;
+    }
+    lines.push_back(line);
+  }
+  DecodeOptions d;
+  d.beam = options.beam;
+  d.length_penalty = options.length_penalty;
+  d.extra_tokens = options.extra_tokens;
+  const auto outputs = translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, lines, d);
+  for (const auto& tokens : outputs) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) std::cout << (i ? " " : "") << tokens[i];
+    std::cout << "\n";
+  }
   return 0;
 }
 

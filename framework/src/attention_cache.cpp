@@ -31,6 +31,31 @@ void KVCache<T>::clear() {
   per_token_ = 0;
 }
 
+namespace {
+// a (B, ...) -> (rows.size(), ...) with result[i] = a[rows[i]]; contiguous row copies.
+template <typename T>
+Array<T> take_rows(const Array<T>& a, const std::vector<std::size_t>& rows) {
+  Shape shape = detail::shape_of(a);
+  const std::size_t batch = shape.at(0), row_size = batch ? a.size() / batch : 0;
+  shape[0] = rows.size();
+  Array<T> out = Array<T>::from_shape(shape);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] >= batch)
+      throw IndexError("KVCache::select_rows: row " + std::to_string(rows[i]) + " of a cache with batch " +
+                       std::to_string(batch));
+    std::copy_n(a.data() + rows[i] * row_size, row_size, out.data() + i * row_size);
+  }
+  return out;
+}
+}  // namespace
+
+template <typename T>
+void KVCache<T>::select_rows(const std::vector<std::size_t>& rows) {
+  if (positions_.empty()) return;  // nothing stored yet
+  first_ = take_rows(first_, rows);
+  second_ = take_rows(second_, rows);
+}
+
 template <typename T>
 void KVCache<T>::append(const Array<T>& first, const Array<T>& second, std::size_t time_axis, std::size_t window,
                         std::size_t sinks) {

@@ -25,6 +25,7 @@
 #include "headlab/report.hpp"
 #include "headlab/safetensors.hpp"
 #include "shape_utils.hpp"
+#include "train_common.hpp"
 
 namespace headlab {
 
@@ -52,7 +53,28 @@ double copy_exact_match(Transformer<float>& model, const IndexArray& data) {
   return B ? static_cast<double>(exact) / static_cast<double>(B) : 0.0;
 }
 
-TransformerConfig TrainOptions::model_config() const {
+TrainOptions TrainOptions::defaults_for(const std::string& task) {
+  TrainOptions o;
+  o.task = task;
+  if (task == "translate") {
+    // Vaswani et al. at toy size: d 128, 8 heads, ff 512, 2+2 post-LN layers,
+    // dropout 0.1, label smoothing 0.1, Adam (0.9, 0.98, 1e-9), Noam warm-up.
+    o.d_model = 128;
+    o.heads = 8;
+    o.ff_dim = 512;
+    o.layers = 2;
+    o.dropout = 0.1;
+    o.label_smoothing = 0.1;
+    o.lr_factor = 1.0;
+    o.warmup = 400;
+    o.steps = 3000;
+    o.eval_every = 250;
+    o.stop_at_perfect = false;
+  }
+  return o;
+}
+
+TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t tgt_vocab) const {
   TransformerConfig c;
   c.d_model = d_model;
   c.ff_dim = ff_dim;
@@ -64,16 +86,32 @@ TransformerConfig TrainOptions::model_config() const {
   c.attention.num_kv_heads = kv_heads;
   c.attention.head_dim = head_dim;
   c.attention.gate = parse_gate(gate);
-  c.src_vocab = c.tgt_vocab = vocab;
-  c.max_len = std::max<std::size_t>(length, 1);
+  c.src_vocab = src_vocab;
+  c.tgt_vocab = tgt_vocab;
+  c.max_len = task == "translate" ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
   return c;
 }
 
+TransformerConfig TrainOptions::model_config() const { return model_config(vocab, vocab); }
+
 void TrainOptions::validate() const {
   auto bad = [](const std::string& why) { throw ValueError(why); };
-  if (task != "copy") bad("--task: '" + task + "' is not a known task (copy)");
-  if (vocab < 3) bad("--vocab " + std::to_string(vocab) + ": needs at least 3 ids (<pad>, <s>, one symbol)");
-  if (length < 2) bad("--length " + std::to_string(length) + ": needs at least 2 tokens");
+  if (task != "copy" && task != "translate") bad("--task: '" + task + "' is not a known task (copy, translate)");
+  if (task == "copy") {
+    if (vocab < 3) bad("--vocab " + std::to_string(vocab) + ": needs at least 3 ids (<pad>, <s>, one symbol)");
+    if (length < 2) bad("--length " + std::to_string(length) + ": needs at least 2 tokens");
+  } else {
+    if (train_file.empty()) bad("--task translate needs --train FILE.tsv (source<TAB>target per line)");
+    if (valid_file.empty()) bad("--task translate needs --valid FILE.tsv (source<TAB>target per line)");
+    if (min_freq == 0) bad("--min-freq must be >= 1");
+    if (max_len < 3) bad("--max-len " + std::to_string(max_len) + ": needs at least 3 (<s>, a token, </s>)");
+    if (max_tokens < max_len)
+      bad("--max-tokens " + std::to_string(max_tokens) + " must be >= --max-len " + std::to_string(max_len) +
+          " (a batch must hold the longest pair)");
+    if (beam == 0) bad("--beam must be >= 1");
+    if (!(length_penalty >= 0)) bad("--length-penalty must be >= 0");
+  }
+  if (!(time_budget >= 0)) bad("--time-budget must be >= 0 seconds");
   if (steps == 0) bad("--steps must be > 0");
   if (batch == 0) bad("--batch must be > 0");
   if (warmup == 0) bad("--warmup must be > 0 (the Noam schedule divides by it)");
@@ -85,7 +123,7 @@ void TrainOptions::validate() const {
   if (resume && run_dir.empty()) bad("--resume needs --run-dir (where the checkpoint is)");
   if (progress != "auto" && progress != "bar" && progress != "lines" && progress != "none")
     bad("--progress: '" + progress + "' is not auto, bar, lines or none");
-  model_config().validate();
+  (task == "copy" ? model_config() : model_config(5, 5)).validate();
 }
 
 // ---- Options as text (stored in checkpoints and run directories) --------------
@@ -94,7 +132,8 @@ namespace {
 #define HEADLAB_TRAIN_FIELDS(X)                                                                            \
   X(task) X(vocab) X(length) X(d_model) X(heads) X(kv_heads) X(head_dim) X(gate) X(ff_dim) X(layers)      \
   X(dropout) X(norm_first) X(tie_embeddings) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
-  X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every)
+  X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every) X(train_file) X(valid_file) X(test_file)     \
+  X(min_freq) X(max_tokens) X(max_len) X(time_budget) X(beam) X(length_penalty) X(eval_sentences)
 
 std::string to_str(const std::string& v) { return v; }
 std::string to_str(bool v) { return v ? "true" : "false"; }
@@ -164,10 +203,9 @@ TrainOptions TrainOptions::from_text(const std::string& text) {
   return o;
 }
 
-// ---- Checkpoints ----------------------------------------------------------------
-namespace {
+// ---- Checkpoints (declared in train_common.hpp) -------------------------------
+namespace detail {
 
-const char* kCheckpointFormat = "headlab-train-checkpoint-1";
 
 std::string rng_text(const Generator& g) {
   std::ostringstream os;
@@ -194,15 +232,11 @@ std::vector<double> losses_from_text(const std::string& text) {
   return out;
 }
 
-struct TrainState {
-  std::size_t step = 0;
-  std::vector<double> losses;
-};
-
 void save_checkpoint(const std::string& path, const TrainOptions& o, const Transformer<float>& model,
-                     const Adam<float>& adam, const Generator& data_rng, const Generator& dropout_rng,
-                     const TrainState& st) {
+                     const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
+                     const TrainState& st, const std::map<std::string, std::string>& extra_metadata) {
   TensorFile file;
+  file.metadata = extra_metadata;
   file.metadata["format"] = kCheckpointFormat;
   file.metadata["options"] = o.to_text();
   file.metadata["step"] = std::to_string(st.step);
@@ -210,7 +244,8 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Trans
   file.metadata["dropout_rng"] = rng_text(dropout_rng);
   file.metadata["losses"] = losses_text(st.losses);
   for (const auto& [name, value] : model.state_dict()) file.add("model." + name, value);
-  for (const auto& [name, value] : adam.state()) file.add("optim." + name, value);
+  if (adam)
+    for (const auto& [name, value] : adam->state()) file.add("optim." + name, value);
   save_safetensors(path, file);  // atomic: temporary file, then rename
 }
 
@@ -238,6 +273,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Trans
   const TrainOptions saved = TrainOptions::from_text(meta("options"));
   TrainOptions a = saved, b = o;  // everything but the run length must match
   a.steps = b.steps = 0;
+  a.time_budget = b.time_budget = 0;
   a.stop_at_perfect = b.stop_at_perfect = false;
   if (a.to_text() != b.to_text()) {
     throw ValueError("checkpoint " + path + ": it was trained with different options; saved:\n" + saved.to_text());
@@ -263,7 +299,8 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Trans
   return st;
 }
 
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 IndexArray held_out_sequences(const TrainOptions& o, std::size_t count) {
   Generator eval_rng(o.seed + 1000003);  // never the training stream's seed
@@ -278,7 +315,13 @@ LoadedModel load_trained_model(const std::string& path) {
   out.options.validate();
   out.step = std::stoull(meta("step"));
   Generator gen(0);
-  out.model = std::make_unique<Transformer<float>>(out.options.model_config(), gen);
+  TransformerConfig config = out.options.model_config();
+  if (out.options.task == "translate") {
+    out.src_vocab = Vocabulary::from_text(meta("src_vocab"));
+    out.tgt_vocab = Vocabulary::from_text(meta("tgt_vocab"));
+    config = out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size());
+  }
+  out.model = std::make_unique<Transformer<float>>(config, gen);
   Module<float>::StateDict state;
   for (const auto& e : file.entries())
     if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
@@ -288,7 +331,7 @@ LoadedModel load_trained_model(const std::string& path) {
 }
 
 // ---- The loop ------------------------------------------------------------------------
-namespace {
+namespace detail {
 // The Annotated Transformer's make_model: xavier_uniform on every matrix,
 // U(-a, a) with a = sqrt(6 / (fan_in + fan_out)). Embeddings then start small
 // next to the positional encoding (N(0, 1) * sqrt(D) would drown it out).
@@ -300,20 +343,48 @@ void xavier_matrices(Module<float>& model, Generator& gen) {
     for (float& v : p.mutable_value()) v = static_cast<float>(gen.uniform(-bound, bound));
   }
 }
-}  // namespace
+
+AdamOptions paper_adam_options() {
+  AdamOptions ao;
+  ao.beta1 = 0.9;
+  ao.beta2 = 0.98;
+  ao.eps = 1e-9;
+  return ao;
+}
+
+// Progress on stderr: a bar on a terminal, plain lines otherwise.
+std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size_t start_step) {
+  if (o.progress == "none") return nullptr;
+  ProgressOptions po;
+  po.mode = o.progress == "bar" ? ProgressMode::Bar : o.progress == "lines" ? ProgressMode::Lines : ProgressMode::Auto;
+  po.start_step = static_cast<std::int64_t>(start_step);
+  return std::make_unique<ProgressReporter>(static_cast<std::int64_t>(o.steps), std::cerr, po);
+}
+
+double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::vector<Tensor<float>>& params,
+                     const NoamSchedule& schedule, const TrainOptions& o, std::size_t step) {
+  const double value = loss.item();
+  if (!std::isfinite(value)) {
+    throw ValueError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
+                     "; the last checkpoint (if any) is kept");
+  }
+  loss.backward();
+  if (o.clip_norm > 0) clip_grad_norm(params, o.clip_norm);
+  adam.set_lr(schedule.lr(step));
+  adam.step();
+  return value;
+}
+}  // namespace detail
 
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
+  if (o.task == "translate") return train_translation(o, log);
   const auto t0 = std::chrono::steady_clock::now();
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
   Transformer<float> model(o.model_config(), init_rng);
   xavier_matrices(model, init_rng);
   model.train();
-  AdamOptions ao;
-  ao.beta1 = 0.9;
-  ao.beta2 = 0.98;
-  ao.eps = 1e-9;
-  Adam<float> adam(model.parameters(), ao);
+  Adam<float> adam(model.parameters(), paper_adam_options());
   const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
   const IndexArray held_out = held_out_sequences(o, o.eval_sequences);
 
@@ -332,14 +403,8 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
       << model.parameter_count() << " parameters, batch " << o.batch << ", seed " << o.seed << "\n";
   TrainResult result;
   const auto L = static_cast<std::ptrdiff_t>(o.length), V = static_cast<std::ptrdiff_t>(o.vocab);
-  // Progress on stderr (a bar on a terminal, plain lines otherwise); metrics as JSON lines in the run directory.
-  std::unique_ptr<ProgressReporter> progress;
-  if (o.progress != "none") {
-    ProgressOptions po;
-    po.mode = o.progress == "bar" ? ProgressMode::Bar : o.progress == "lines" ? ProgressMode::Lines : ProgressMode::Auto;
-    po.start_step = static_cast<std::int64_t>(st.step);
-    progress = std::make_unique<ProgressReporter>(static_cast<std::int64_t>(o.steps), std::cerr, po);
-  }
+  // Progress on stderr; metrics as JSON lines in the run directory.
+  std::unique_ptr<ProgressReporter> progress = make_progress(o, st.step);
   std::unique_ptr<MetricsWriter> metrics;
   if (!o.run_dir.empty()) metrics = std::make_unique<MetricsWriter>(o.run_dir);
   auto step_start = std::chrono::steady_clock::now();
@@ -351,15 +416,7 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     adam.zero_grad();
     const Tensor<float> logits = model.forward(data, tgt_in, Masks{}, &dropout_rng);  // (B, L-1, V)
     const Tensor<float> loss = cross_entropy(reshape(logits, {-1, V}), tgt_out, 0, static_cast<float>(o.label_smoothing));
-    const double loss_value = loss.item();
-    if (!std::isfinite(loss_value)) {
-      throw ValueError("train: the loss became " + std::to_string(loss_value) + " at step " +
-                       std::to_string(st.step + 1) + "; the last checkpoint (if any) is kept");
-    }
-    loss.backward();
-    if (o.clip_norm > 0) clip_grad_norm(model.parameters(), o.clip_norm);
-    adam.set_lr(schedule.lr(st.step + 1));
-    adam.step();
+    const double loss_value = optimise_step(loss, adam, model.parameters(), schedule, o, st.step + 1);
     ++st.step;
     st.losses.push_back(loss_value);
     const auto now = std::chrono::steady_clock::now();
@@ -382,12 +439,12 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     }
     if (metrics) metrics->write(row);
     if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
-      save_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng, st);
+      save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st);
     if (o.stop_at_perfect && result.exact_match >= 1.0 && st.step % o.eval_every == 0) break;
   }
   if (progress) progress->finish();
   if (!ckpt.empty()) {
-    save_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng, st);
+    save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st);
     std::vector<double> steps(st.losses.size());
     for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
     std::ofstream(fs::path(o.run_dir) / "loss.svg") << svg_loss_curve(steps, st.losses, "copy task: training loss");

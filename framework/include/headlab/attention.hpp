@@ -161,6 +161,9 @@ class KVCache {
   std::size_t elements_per_token() const;
   std::size_t stored_elements() const;  // all scalars actually held
   void clear();
+  // Keeps batch rows `rows` (in that order, repeats allowed): row i of the
+  // result is row rows[i] of before. Beam search reorders its beams this way.
+  void select_rows(const std::vector<std::size_t>& rows);
 
   // Used by MultiHeadAttention: entries (B, heads, S, d) for K and V, or
   // (B, S, d_c) and (B, S, d_R) for MLA, as one "first" and one "second" array.

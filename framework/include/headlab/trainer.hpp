@@ -5,6 +5,12 @@
 // the model reads the sequence and must write it back:
 //   decoder input tgt[:, :-1], targets tgt[:, 1:], greedy decoding from the start symbol.
 // Exact match = the fraction of held-out sequences decoded without a single error.
+//
+// The translation task (src/translate_trainer.cpp) reads a two-column TSV
+// parallel corpus (--train, --valid, optionally --test), builds word
+// vocabularies from the training side (headlab/text.hpp), batches by a token
+// budget (headlab/batching.hpp), reports validation loss and greedy BLEU as it
+// trains, keeps the best-BLEU weights, and ends with test BLEU, greedy and beam.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +21,8 @@
 
 #include "headlab/nn.hpp"
 #include "headlab/tensor.hpp"
+#include "headlab/text.hpp"
+#include "headlab/decoding.hpp"
 
 namespace headlab {
 
@@ -22,9 +30,18 @@ class Generator;
 
 struct TrainOptions {
   // Task.
-  std::string task = "copy";
+  std::string task = "copy";   // copy | translate
   std::size_t vocab = 11;      // copy task: id 0 <pad>, 1 <s> (also a symbol), symbols 1..vocab-1
-  std::size_t length = 10;     // tokens per sequence, start symbol included
+  std::size_t length = 10;     // copy task: tokens per sequence, start symbol included
+  // Translation task: a TSV corpus `source<TAB>target`, word vocabularies from the training side.
+  std::string train_file, valid_file, test_file;  // test is optional (test BLEU at the end)
+  std::size_t min_freq = 2;       // rarer training tokens become <unk>
+  std::size_t max_tokens = 1024;  // batch budget: sentences x longest side <= max_tokens
+  std::size_t max_len = 64;       // longest sequence (ids incl. <s>/</s>); longer training pairs are skipped
+  double time_budget = 0;         // seconds of training (evaluation excluded) before stopping; 0 = none
+  std::size_t beam = 4;           // beam size for the final test BLEU
+  double length_penalty = 0.6;    // GNMT alpha for beam search
+  std::size_t eval_sentences = 0; // validation sentences decoded for BLEU (0 = all)
   // Model (an encoder-decoder Transformer).
   std::size_t d_model = 64;
   std::size_t heads = 4;
@@ -53,7 +70,10 @@ struct TrainOptions {
   bool resume = false;                // continue from run_dir/checkpoint.safetensors
   std::string progress = "auto";      // auto | bar | lines | none
 
-  TransformerConfig model_config() const;
+  // Per-task defaults: the translation task trains a larger model with dropout and label smoothing.
+  static TrainOptions defaults_for(const std::string& task);
+  TransformerConfig model_config() const;  // copy task: vocabularies of `vocab` ids
+  TransformerConfig model_config(std::size_t src_vocab, std::size_t tgt_vocab) const;
   void validate() const;               // throws ValueError naming the option and why
   std::string to_text() const;         // "key = value" lines (also what the checkpoint stores)
   static TrainOptions from_text(const std::string& text);  // inverse of to_text; throws ValueError
@@ -62,8 +82,11 @@ struct TrainOptions {
 struct TrainResult {
   std::size_t steps_done = 0;
   std::vector<double> losses;  // one per step, from step 1 (resumed runs include the earlier ones)
-  double exact_match = 0.0;    // last held-out evaluation
+  double exact_match = 0.0;    // copy: last held-out evaluation
   double seconds = 0.0;        // wall time of this call
+  // translate: the best validation BLEU (x100), its validation loss, and test BLEU of those weights.
+  double valid_bleu = 0.0, valid_loss = 0.0, test_bleu_greedy = 0.0, test_bleu_beam = 0.0;
+  double train_seconds = 0.0;  // training time, evaluation excluded
 };
 
 // (B, length) sequences of the copy task drawn from gen.
@@ -80,9 +103,22 @@ struct LoadedModel {
   TrainOptions options;
   std::unique_ptr<Transformer<float>> model;
   std::size_t step = 0;
+  Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
 };
 LoadedModel load_trained_model(const std::string& checkpoint_path);
 // Held-out sequences of a run: the same ones its training evaluated on.
 IndexArray held_out_sequences(const TrainOptions& options, std::size_t count);
+
+// ---- Translation (src/translate_trainer.cpp) ----------------------------------
+TrainResult train_translation(const TrainOptions& options, std::ostream& log);
+
+// Tokenizes, encodes (+ </s>), decodes (greedy, or beam when options.beam > 1)
+// in length-sorted chunks of `chunk` sentences, and returns each output's tokens
+// in input order. Throws ValueError naming the sentence when one is longer than
+// the model allows.
+std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& model, const Vocabulary& src_vocab,
+                                                          const Vocabulary& tgt_vocab,
+                                                          const std::vector<std::string>& sentences,
+                                                          const DecodeOptions& options, std::size_t chunk = 64);
 
 }  // namespace headlab
