@@ -9,8 +9,16 @@ packages=(
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   doctest-dev libcli11-dev nlohmann-json3-dev
 )
-# Only for regenerating the PyTorch fixtures (scripts/make_op_fixtures.py): pass --with-torch.
-if [[ "${1:-}" == "--with-torch" ]]; then packages+=(python3-torch python3-numpy); fi
+# Optional extras, one flag each:
+#   --with-torch  regenerating the PyTorch fixtures (scripts/make_op_fixtures.py)
+#   --with-fuzz   clang and its libFuzzer/sanitizer runtimes (the fuzz preset, scripts/fuzz.sh)
+for flag in "$@"; do
+  case "$flag" in
+    --with-torch) packages+=(python3-torch python3-numpy) ;;
+    --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    *) echo "setup: unknown flag $flag (known: --with-torch, --with-fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

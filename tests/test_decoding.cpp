@@ -106,13 +106,14 @@ TEST_CASE("KVCache::select_rows reorders and repeats batch rows") {
   CHECK_THROWS_AS(cache.select_rows({3}), IndexError);
 }
 
-TEST_CASE("beam search with beam 1 is greedy decoding") {
+TEST_CASE("beam search with beam 1 and no length penalty is greedy decoding") {
   auto model_ptr = small_model<double>(9, 3);
   auto& model = *model_ptr;
   const SourceBatch src = make_source_batch({{4, 5, 6, 2}, {7, 2}, {3, 8, 8, 8, 5, 2}});
   const std::size_t src_lengths[] = {4, 2, 6};
   DecodeOptions o;
   o.beam = 1;
+  o.length_penalty = 0;
   const auto greedy = greedy_translate(model, src, o);
   const auto beam = beam_search(model, src, o);
   REQUIRE(greedy.size() == 3);

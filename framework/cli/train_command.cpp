@@ -1,4 +1,5 @@
 // train_command.cpp: `headlab train`.
+#include <csignal>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -9,8 +10,25 @@
 
 namespace headlab::cli {
 
+namespace {
+void on_stop_signal(int) { request_stop(); }  // async-signal-safe: sets a flag the loop checks
+}  // namespace
+
 int run_train(const TrainOptions& options) {
+  // Ctrl-C (SIGINT) or SIGTERM: finish the current step, save the checkpoint, exit 130.
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
   const TrainResult r = train(options, std::cout);
+  if (r.interrupted) {
+    std::cout << "interrupted after step " << r.steps_done;
+    if (!options.run_dir.empty())
+      std::cout << "; checkpoint saved in " << options.run_dir << " (continue with the same options and --resume)";
+    std::cout << "\n";
+    return 130;  // the shell's convention for "ended by SIGINT"
+  }
   if (options.task == "translate") {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
               << " s (" << r.seconds << " s with evaluation); best validation BLEU " << std::setprecision(2)

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "headlab/attention.hpp"
+#include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "headlab/random.hpp"
 #include "shape_utils.hpp"
@@ -83,30 +84,46 @@ Tensor<T> uniform_param(const Shape& shape, double bound, Generator& gen) {
   return uniform<T>(shape, static_cast<T>(-bound), static_cast<T>(bound), gen);
 }
 
-// (B, T, n d) -> (B, n, T, d)
-template <typename T>
-Tensor<T> split_heads(const Tensor<T>& x, std::size_t heads) {
-  const Shape s = x.shape();
-  const auto d = static_cast<std::ptrdiff_t>(s[2] / heads);
-  return permute(reshape(x, {static_cast<std::ptrdiff_t>(s[0]), static_cast<std::ptrdiff_t>(s[1]),
-                             static_cast<std::ptrdiff_t>(heads), d}),
-                 {0, 2, 1, 3});
-}
-
-// (B, n, T, d) -> (B, T, n d)
-template <typename T>
-Tensor<T> merge_heads(const Tensor<T>& x) {
-  const Shape s = x.shape();
-  return reshape(permute(x, {0, 2, 1, 3}), {static_cast<std::ptrdiff_t>(s[0]), static_cast<std::ptrdiff_t>(s[2]),
-                                            static_cast<std::ptrdiff_t>(s[1] * s[3])});
-}
-
 template <typename T>
 Tensor<T> maybe(const Module<T>& m, const std::string& name, bool present) {
   return present ? m.parameter(name) : Tensor<T>();
 }
 
 }  // namespace
+
+// (B, T, n d) -> (B, n, T, d): channels [i d, (i + 1) d) of each token become head i.
+template <typename T>
+Tensor<T> split_heads(const Tensor<T>& x, std::size_t heads) {
+  const Shape s = x.shape();
+  if (s.size() != 3 || heads == 0 || s[2] % heads != 0) {
+    throw ShapeError("split_heads: input " + shape_str(s) + " should be (B, T, n d) with n = " +
+                     std::to_string(heads) + " heads");
+  }
+  // BEGIN TASK 1.1: head split
+  HEADLAB_TASK("1.1");
+  const auto d = static_cast<std::ptrdiff_t>(s[2] / heads);
+  return permute(reshape(x, {static_cast<std::ptrdiff_t>(s[0]), static_cast<std::ptrdiff_t>(s[1]),
+                             static_cast<std::ptrdiff_t>(heads), d}),
+                 {0, 2, 1, 3});
+  // END TASK 1.1
+}
+
+// (B, n, T, d) -> (B, T, n d): the inverse of split_heads.
+template <typename T>
+Tensor<T> merge_heads(const Tensor<T>& x) {
+  const Shape s = x.shape();
+  if (s.size() != 4) throw ShapeError("merge_heads: input " + shape_str(s) + " should be (B, n, T, d)");
+  // BEGIN TASK 1.2: head merge
+  HEADLAB_TASK("1.2");
+  return reshape(permute(x, {0, 2, 1, 3}), {static_cast<std::ptrdiff_t>(s[0]), static_cast<std::ptrdiff_t>(s[2]),
+                                            static_cast<std::ptrdiff_t>(s[1] * s[3])});
+  // END TASK 1.2
+}
+
+template Tensor<float> split_heads<float>(const Tensor<float>&, std::size_t);
+template Tensor<double> split_heads<double>(const Tensor<double>&, std::size_t);
+template Tensor<float> merge_heads<float>(const Tensor<float>&);
+template Tensor<double> merge_heads<double>(const Tensor<double>&);
 
 template <typename T>
 MultiHeadAttention<T>::MultiHeadAttention(const AttentionConfig& config, Generator& gen) : config_(config) {
@@ -205,7 +222,11 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
     }
     kpos = memory ? std::vector<std::int64_t>() : qpos;
     if (cache) {
-      // K and V of the kv heads only; cached entries are constants (no graph).
+      // K and V of the kv heads only; cached entries are constants (no graph). The keys are then
+      // the cached ones followed by the new ones (along S), at the positions the cache has seen
+      // followed by qpos; the new k, v go into the cache (append handles window eviction).
+      // BEGIN TASK 4.4: KV cache step
+      HEADLAB_TASK("4.4");
       std::vector<std::int64_t> all = cache->positions();
       all.insert(all.end(), qpos.begin(), qpos.end());
       const Array<T> k_new = k.value(), v_new = v.value();
@@ -215,6 +236,7 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
       }
       kpos = all;
       cache->append(k_new, v_new, 2, c.window, c.sinks);
+      // END TASK 4.4
     }
   } else {
     // MLA: queries as usual; keys and values through the shared latent c.
@@ -276,11 +298,15 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
 
   AttentionOutput<T> result;
   if (c.gate != GateKind::none) {
-    // G1: gate scores from the query-side input x, one per head (headwise) or per channel (elementwise).
+    // G1: gate scores from the query-side input x, one per head (headwise) or per channel (elementwise):
+    // y = y * sigmoid(x W_g^T + b_g) with the gates split into heads; keep the gate in result.gate.
+    // BEGIN TASK 6.1: headwise gate
+    HEADLAB_TASK("6.1");
     const Tensor<T> scores = linear(x, this->parameter("gate_proj.weight"), maybe(*this, "gate_proj.bias", c.gate_bias));
     const Tensor<T> gate = split_heads(sigmoid(scores), h);  // (B, h, L, 1) or (B, h, L, d)
     y = y * gate;
     result.gate = gate;
+    // END TASK 6.1
   }
   if (call.head_mask.defined()) {
     if (call.head_mask.shape() != Shape{h}) {

@@ -9,36 +9,12 @@
 //      grad, so the activations it kept alive can be freed.
 #include <unordered_set>
 
+#include "headlab/course.hpp"
 #include "headlab/tensor.hpp"
+#include "headlab/anomaly.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
-namespace {
-
-// Holds shared pointers: freeing a node's inputs during the pass must not
-// destroy nodes that are still to be visited.
-template <typename T>
-std::vector<std::shared_ptr<Node<T>>> topological_order(const std::shared_ptr<Node<T>>& root) {
-  // Iterative post-order DFS: a node is emitted after all of its inputs.
-  std::vector<std::shared_ptr<Node<T>>> order;
-  std::unordered_set<Node<T>*> visited;
-  std::vector<std::pair<std::shared_ptr<Node<T>>, std::size_t>> stack;  // (node, next input to visit)
-  stack.emplace_back(root, 0);
-  visited.insert(root.get());
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->inputs.size()) {
-      std::shared_ptr<Node<T>> child = node->inputs[next++];
-      if (child->requires_grad && visited.insert(child.get()).second) stack.emplace_back(std::move(child), 0);
-    } else {
-      order.push_back(node);
-      stack.pop_back();
-    }
-  }
-  return order;  // inputs before outputs; walk it backwards
-}
-
-}  // namespace
 
 template <typename T>
 void Tensor<T>::backward(bool retain_graph) const {
@@ -65,7 +41,30 @@ void Tensor<T>::backward(const Array<T>& upstream, bool retain_graph) const {
     throw ShapeError("backward: upstream gradient of shape " + shape_str(detail::shape_of(upstream)) +
                      " for a tensor of shape " + shape_str(shape()));
   }
-  const std::vector<std::shared_ptr<Node<T>>> order = topological_order(node());
+  // BEGIN TASK 0.1: topological sort and backward
+  HEADLAB_TASK("0.1");
+  // 1. The order: an iterative post-order DFS from the root over the nodes that require grad
+  //    (a node is emitted after all of its inputs; no recursion, so deep graphs are fine).
+  //    It holds shared pointers: freeing a node's inputs during the pass must not destroy
+  //    nodes that are still to be visited.
+  std::vector<std::shared_ptr<Node<T>>> order;
+  {
+    std::unordered_set<Node<T>*> visited;
+    std::vector<std::pair<std::shared_ptr<Node<T>>, std::size_t>> stack;  // (node, next input to visit)
+    stack.emplace_back(node(), 0);
+    visited.insert(root);
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        std::shared_ptr<Node<T>> child = n->inputs[next++];
+        if (child->requires_grad && visited.insert(child.get()).second) stack.emplace_back(std::move(child), 0);
+      } else {
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  // 2. Seed the root, 3. walk the order backwards (outputs before inputs), 4. free as we go.
   accumulate_grad(*root, Array<T>(upstream), "backward");
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node<T>& n = **it;
@@ -73,7 +72,10 @@ void Tensor<T>::backward(const Array<T>& upstream, bool retain_graph) const {
       throw AutogradError("backward: reached op " + n.op +
                           " whose graph was freed by an earlier backward; use retain_graph=true");
     }
-    if (n.backward_fn && n.has_grad) n.backward_fn(n);
+    if (n.backward_fn && n.has_grad) {
+      n.backward_fn(n);
+      if (anomaly_detection_enabled()) detail::check_backward_anomaly(n);
+    }
     if (!n.inputs.empty() || n.backward_fn) {  // a non-leaf
       if (!n.retains_grad) {
         n.grad = Array<T>();
@@ -86,6 +88,7 @@ void Tensor<T>::backward(const Array<T>& upstream, bool retain_graph) const {
       }
     }
   }
+  // END TASK 0.1
 }
 
 template void Tensor<float>::backward(bool) const;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "headlab/course.hpp"
 #include "headlab/errors.hpp"
 
 namespace headlab {
@@ -115,6 +116,8 @@ template <typename T>
 std::vector<Hypothesis> beam_search(Transformer<T>& model, const SourceBatch& batch, const DecodeOptions& o) {
   check_batch(batch, "beam_search");
   if (o.beam == 0) throw ValueError("beam_search: beam size must be >= 1");
+  // BEGIN TASK 5.1: beam search
+  HEADLAB_TASK("5.1");
   NoGradGuard no_grad;
   EvalModeGuard<T> eval_mode(model);
   const std::size_t B = batch.source.shape()[0], K = o.beam;
@@ -192,7 +195,14 @@ std::vector<Hypothesis> beam_search(Transformer<T>& model, const SourceBatch& ba
         next_scores[slot] = c.score;
         next(slot, 0) = c.token;
       }
-      if (finished[b].size() >= K) {
+      // Done when no live beam can still beat the best finished hypothesis. A live beam's
+      // log-probability only falls as it grows, and lp is largest at the cap, so
+      // live / lp(cap) bounds the score of anything it can become.
+      double best_finished = kMinusInf, best_live = kMinusInf;
+      for (const auto& h : finished[b]) best_finished = std::max(best_finished, h.score);
+      for (std::size_t k = 0; k < K; ++k) best_live = std::max(best_live, next_scores[b * K + k]);
+      const double live_bound = best_live / gnmt_length_penalty(caps[b], o.length_penalty);
+      if (best_live == kMinusInf || (!finished[b].empty() && live_bound <= best_finished)) {
         done[b] = true;
       } else if (n == caps[b]) {  // length cap: the live beams finish as they are
         for (std::size_t k = 0; k < K; ++k) {
@@ -223,6 +233,7 @@ std::vector<Hypothesis> beam_search(Transformer<T>& model, const SourceBatch& ba
     if (best) out[b] = *best;
   }
   return out;
+  // END TASK 5.1
 }
 
 template std::vector<Hypothesis> greedy_translate<float>(Transformer<float>&, const SourceBatch&, const DecodeOptions&);

@@ -8,6 +8,7 @@
 
 #include <xtensor/xmath.hpp>
 
+#include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "shape_utils.hpp"
 
@@ -62,6 +63,8 @@ Tensor<T> mul(const Tensor<T>& a, const Tensor<T>& b) {
   checked_broadcast("mul", a, b);
   Array<T> c = a.value() * b.value();
   return make_result<T>("mul", std::move(c), {a, b}, [](Node<T>& out) {
+    // BEGIN TASK 0.3: mul backward with broadcasting
+    HEADLAB_TASK("0.3");
     if (wants_grad(out, 0)) {
       Array<T> g = out.grad * in_value(out, 1);
       accumulate_grad(*out.inputs[0], unbroadcast(g, in_shape(out, 0)), "mul");
@@ -70,6 +73,7 @@ Tensor<T> mul(const Tensor<T>& a, const Tensor<T>& b) {
       Array<T> g = out.grad * in_value(out, 0);
       accumulate_grad(*out.inputs[1], unbroadcast(g, in_shape(out, 1)), "mul");
     }
+    // END TASK 0.3
   });
 }
 
@@ -79,6 +83,8 @@ Tensor<T> div(const Tensor<T>& a, const Tensor<T>& b) {
   checked_broadcast("div", a, b);
   Array<T> c = a.value() / b.value();
   return make_result<T>("div", std::move(c), {a, b}, [](Node<T>& out) {
+    // BEGIN TASK 0.4: div backward with broadcasting
+    HEADLAB_TASK("0.4");
     const Array<T>& bv = in_value(out, 1);
     if (wants_grad(out, 0)) {
       Array<T> g = out.grad / bv;
@@ -89,6 +95,7 @@ Tensor<T> div(const Tensor<T>& a, const Tensor<T>& b) {
       Array<T> g = -out.grad * out.value / bv;
       accumulate_grad(*out.inputs[1], unbroadcast(g, in_shape(out, 1)), "div");
     }
+    // END TASK 0.4
   });
 }
 

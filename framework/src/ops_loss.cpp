@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "shape_utils.hpp"
 
@@ -27,6 +28,18 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets, std:
     throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
   }
   const std::size_t N = ls[0], C = ls[1];
+  for (std::size_t n = 0; n < N; ++n) {
+    const std::int64_t y = targets.data()[n];
+    if (y != ignore_index && (y < 0 || static_cast<std::size_t>(y) >= C)) {
+      throw IndexError("cross_entropy: target " + std::to_string(y) + " at position " + std::to_string(n) +
+                       " is outside [0, " + std::to_string(C) + ") classes (ignore_index " +
+                       std::to_string(ignore_index) + ")");
+    }
+  }
+  // Forward: the loss as a 0-d array, keeping the softmax for backward; the backward closure
+  // writes dlogits with the formula above. Shift each row by its maximum before exp.
+  // BEGIN TASK 4.1: cross entropy with label smoothing
+  HEADLAB_TASK("4.1");
   const T eps = label_smoothing;
   Array<T> probs = detail::empty_array<T>(ls);  // softmax, kept for backward
   const T* x = logits.value().data();
@@ -35,11 +48,6 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets, std:
   for (std::size_t n = 0; n < N; ++n) {
     const std::int64_t y = targets.data()[n];
     if (y == ignore_index) continue;
-    if (y < 0 || static_cast<std::size_t>(y) >= C) {
-      throw IndexError("cross_entropy: target " + std::to_string(y) + " at position " + std::to_string(n) +
-                       " is outside [0, " + std::to_string(C) + ") classes (ignore_index " +
-                       std::to_string(ignore_index) + ")");
-    }
     const T* row = x + n * C;
     T m = -std::numeric_limits<T>::infinity();
     for (std::size_t c = 0; c < C; ++c) m = std::max(m, row[c]);
@@ -75,6 +83,7 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets, std:
                           }
                           accumulate_grad(*out.inputs[0], std::move(g), "cross_entropy");
                         });
+  // END TASK 4.1
 }
 
 template Tensor<float> cross_entropy<float>(const Tensor<float>&, const IndexArray&, std::int64_t, float);

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "shape_utils.hpp"
 
@@ -97,7 +98,11 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
       }
     }
   }
+  // Backward: the plan p says which matrix of a and of b fed each output matrix (a_of, b_of),
+  // or that b is one matrix (b_is_matrix: a's batches are one tall matrix). Use gemm().
   return make_result<T>("matmul", std::move(c), {a, b}, [p](Node<T>& out) {
+    // BEGIN TASK 0.5: matmul backward
+    HEADLAB_TASK("0.5");
     if (p.n == 0 || p.m == 0 || p.k == 0) {
       if (wants_grad(out, 0)) accumulate_grad(*out.inputs[0], Array<T>(xt::zeros<T>(p.a_shape)), "matmul");
       if (wants_grad(out, 1)) accumulate_grad(*out.inputs[1], Array<T>(xt::zeros<T>(p.b_shape)), "matmul");
@@ -128,6 +133,7 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
       }
       accumulate_grad(*out.inputs[1], std::move(dB), "matmul");
     }
+    // END TASK 0.5
   });
 }
 

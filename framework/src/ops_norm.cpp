@@ -1,6 +1,7 @@
 // ops_norm.cpp: layer normalisation and dropout.
 #include <cmath>
 
+#include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "headlab/random.hpp"
 #include "shape_utils.hpp"
@@ -56,6 +57,8 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T
   return make_result<T>(
       "layer_norm", std::move(y), inputs,
       [rows, D, has_w, has_b, xhat = std::move(xhat), rstd = std::move(rstd)](Node<T>& out) {
+        // BEGIN TASK 3.1: layer norm backward
+        HEADLAB_TASK("3.1");
         const T* dy = out.grad.data();
         const T* w = has_w ? out.inputs[1]->value.data() : nullptr;
         if (wants_grad(out, 0)) {
@@ -89,6 +92,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T
             for (std::size_t d = 0; d < D; ++d) db.data()[d] += dy[r * D + d];
           accumulate_grad(*out.inputs[bi], std::move(db), "layer_norm");
         }
+        // END TASK 3.1
       });
 }
 

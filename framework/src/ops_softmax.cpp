@@ -11,6 +11,7 @@
 
 #include <xtensor/xmath.hpp>
 
+#include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "shape_utils.hpp"
 
@@ -66,6 +67,8 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
     for (std::size_t j = 0; j < s.size; ++j) py[base + j * s.inner] *= inv;
   });
   return make_result<T>("softmax", std::move(y), {x}, [s](Node<T>& out) {
+    // BEGIN TASK 0.6: softmax backward
+    HEADLAB_TASK("0.6");
     Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
     const T* yv = out.value.data();
     const T* dy = out.grad.data();
@@ -79,6 +82,7 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
       }
     });
     accumulate_grad(*out.inputs[0], std::move(g), "softmax");
+    // END TASK 0.6
   });
 }
 
@@ -106,6 +110,8 @@ Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
     }
   });
   return make_result<T>("log_softmax", std::move(y), {x}, [s, masked_row = std::move(masked_row)](Node<T>& out) {
+    // BEGIN TASK 0.7: log_softmax backward
+    HEADLAB_TASK("0.7");
     Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
     const T* yv = out.value.data();
     const T* dy = out.grad.data();
@@ -120,6 +126,7 @@ Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
       }
     });
     accumulate_grad(*out.inputs[0], std::move(g), "log_softmax");
+    // END TASK 0.7
   });
 }
 

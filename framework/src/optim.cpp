@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "headlab/course.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
@@ -270,6 +271,10 @@ std::vector<std::string> Adam<T>::buffer_names() const {
 
 template <typename T>
 void Adam<T>::update(Array<T>& param, const Array<T>& grad, typename Optimizer<T>::ParamState& s) {
+  // One step t = s.step (from 1) on every element: the moments s.buffers[0] (m) and s.buffers[1]
+  // (v), bias corrections, weight decay (L2 for Adam, decoupled for AdamW); see headlab/optim.hpp.
+  // BEGIN TASK 4.2: Adam
+  HEADLAB_TASK("4.2");
   const double lr = this->lr();
   const double t = static_cast<double>(s.step);
   // Scalars are computed in double (as Python floats in PyTorch) and rounded to T once.
@@ -302,6 +307,7 @@ void Adam<T>::update(Array<T>& param, const Array<T>& grad, typename Optimizer<T
     const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
     p[i] = p[i] + neg_step_size * m[i] / denom;  // p = p - step_size * m / denom
   }
+  // END TASK 4.2
 }
 
 template <typename T>
@@ -363,10 +369,13 @@ NoamSchedule::NoamSchedule(std::size_t d_model, std::size_t warmup, double facto
 
 double NoamSchedule::lr(std::size_t step) const {
   check_step("NoamSchedule", step);
+  // BEGIN TASK 4.3: Noam schedule
+  HEADLAB_TASK("4.3");
   const double s = static_cast<double>(step);
   const double rising = s * std::pow(static_cast<double>(warmup_), -1.5);  // step * warmup^-1.5
   const double falling = std::pow(s, -0.5);                                // step^-0.5
   return factor_ * std::pow(static_cast<double>(d_model_), -0.5) * std::min(falling, rising);
+  // END TASK 4.3
 }
 
 WarmupCosine::WarmupCosine(double base_lr, std::size_t warmup, std::size_t total, double min_lr)

@@ -1,5 +1,6 @@
 // tensor.cpp: Tensor handle, graph nodes, gradient mode, factories, printing.
 #include "headlab/tensor.hpp"
+#include "headlab/anomaly.hpp"
 
 #include <cmath>
 #include <ostream>
@@ -130,6 +131,7 @@ Tensor<T> Tensor<T>::detach() const {
 template <typename T>
 Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inputs,
                       std::function<void(Node<T>&)> backward_fn) {
+  if (anomaly_detection_enabled()) detail::check_forward_anomaly(op, value, inputs);
   auto node = std::make_shared<Node<T>>();
   node->value = std::move(value);
   node->op = op;

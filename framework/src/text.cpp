@@ -211,16 +211,18 @@ bool is_valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::st
 // ===========================================================================
 
 std::vector<ParallelPair> read_parallel_tsv(const std::string& path) {
-  const std::string contents = read_whole_file(path);
-  std::string_view text = contents;
+  return parse_parallel_tsv(read_whole_file(path), path);
+}
+
+std::vector<ParallelPair> parse_parallel_tsv(std::string_view text, const std::string& source_name) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark
   std::vector<ParallelPair> pairs;
   const std::vector<std::string_view> lines = split_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::size_t line_number = i + 1;
-    pairs.push_back(parse_tsv_line(lines[i], line_number, path + ":" + std::to_string(line_number)));
+    pairs.push_back(parse_tsv_line(lines[i], line_number, source_name + ":" + std::to_string(line_number)));
   }
-  if (pairs.empty()) throw FormatError("read_parallel_tsv: " + path + ": no sentence pairs");
+  if (pairs.empty()) throw FormatError("read_parallel_tsv: " + source_name + ": no sentence pairs");
   return pairs;
 }
 

@@ -9,6 +9,7 @@
 #include "headlab/trainer.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "headlab/anomaly.hpp"
 #include "headlab/ops.hpp"
 #include "headlab/optim.hpp"
 #include "headlab/random.hpp"
@@ -28,6 +30,13 @@
 #include "train_common.hpp"
 
 namespace headlab {
+
+namespace {
+volatile std::sig_atomic_t g_stop_requested = 0;
+}
+void request_stop() { g_stop_requested = 1; }
+bool stop_requested() { return g_stop_requested != 0; }
+void clear_stop_request() { g_stop_requested = 0; }
 
 IndexArray copy_task_batch(Generator& gen, std::size_t batch, std::size_t length, std::size_t vocab) {
   IndexArray data = IndexArray::from_shape({batch, length});
@@ -249,13 +258,18 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Trans
   save_safetensors(path, file);  // atomic: temporary file, then rename
 }
 
+// Throws unless the file's metadata says it is a training checkpoint.
+void check_checkpoint_format(const TensorFile& file) {
+  auto it = file.metadata.find("format");
+  if (it == file.metadata.end() || it->second != kCheckpointFormat)
+    throw ValueError("checkpoint " + file.source + ": not a headlab training checkpoint (no format '" +
+                     std::string(kCheckpointFormat) + "' in its metadata)");
+}
+
 // A training checkpoint's file, its format checked.
 TensorFile load_checkpoint_file(const std::string& path) {
   TensorFile file = load_safetensors(path);
-  auto it = file.metadata.find("format");
-  if (it == file.metadata.end() || it->second != kCheckpointFormat)
-    throw ValueError("checkpoint " + path + ": not a headlab training checkpoint (no format '" +
-                     std::string(kCheckpointFormat) + "' in its metadata)");
+  check_checkpoint_format(file);
   return file;
 }
 
@@ -307,8 +321,10 @@ IndexArray held_out_sequences(const TrainOptions& o, std::size_t count) {
   return copy_task_batch(eval_rng, count, o.length, o.vocab);
 }
 
-LoadedModel load_trained_model(const std::string& path) {
-  const TensorFile file = load_checkpoint_file(path);
+LoadedModel load_trained_model(const std::string& path) { return load_trained_model(load_checkpoint_file(path)); }
+
+LoadedModel load_trained_model(const TensorFile& file) {
+  check_checkpoint_format(file);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   LoadedModel out;
   out.options = TrainOptions::from_text(meta("options"));
@@ -365,8 +381,9 @@ double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::ve
                      const NoamSchedule& schedule, const TrainOptions& o, std::size_t step) {
   const double value = loss.item();
   if (!std::isfinite(value)) {
-    throw ValueError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
-                     "; the last checkpoint (if any) is kept");
+    throw NumericalError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
+                         "; the last checkpoint (if any) is kept; rerun with --detect-anomaly to find the op that "
+                         "first made a NaN or an infinity");
   }
   loss.backward();
   if (o.clip_norm > 0) clip_grad_norm(params, o.clip_norm);
@@ -379,6 +396,12 @@ double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::ve
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
   if (o.task == "translate") return train_translation(o, log);
+  const bool anomaly_before = anomaly_detection_enabled();
+  set_anomaly_detection(o.detect_anomaly || anomaly_before);
+  struct Restore {
+    bool on;
+    ~Restore() { set_anomaly_detection(on); }
+  } restore{anomaly_before};
   const auto t0 = std::chrono::steady_clock::now();
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
   Transformer<float> model(o.model_config(), init_rng);
@@ -408,7 +431,11 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
   std::unique_ptr<MetricsWriter> metrics;
   if (!o.run_dir.empty()) metrics = std::make_unique<MetricsWriter>(o.run_dir);
   auto step_start = std::chrono::steady_clock::now();
-  while (st.step < o.steps) {
+  auto within_budget = [&] {
+    return o.time_budget <= 0 ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.time_budget;
+  };
+  while (st.step < o.steps && within_budget()) {
     const IndexArray data = copy_task_batch(data_rng, o.batch, o.length, o.vocab);
     const IndexArray tgt_in = xt::view(data, xt::all(), xt::range(0, L - 1));
     IndexArray tgt_out = xt::view(data, xt::all(), xt::range(1, L));
@@ -441,6 +468,12 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
       save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st);
     if (o.stop_at_perfect && result.exact_match >= 1.0 && st.step % o.eval_every == 0) break;
+    if (stop_requested()) {  // saved just below
+      clear_stop_request();
+      result.interrupted = true;
+      log << "interrupted at step " << st.step << "\n";
+      break;
+    }
   }
   if (progress) progress->finish();
   if (!ckpt.empty()) {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headlab/anomaly.hpp"
 #include "headlab/batching.hpp"
 #include "headlab/bleu.hpp"
 #include "headlab/decoding.hpp"
@@ -191,6 +192,12 @@ TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   o.validate();
+  const bool anomaly_before = anomaly_detection_enabled();
+  set_anomaly_detection(o.detect_anomaly || anomaly_before);
+  struct Restore {
+    bool on;
+    ~Restore() { set_anomaly_detection(on); }
+  } restore{anomaly_before};
   const auto t0 = clock::now();
   const TranslationData data = load_data(o, log);
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
@@ -278,16 +285,28 @@ TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
     if (progress) progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s);
     MetricRow row;
     row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
-    const bool last = st.step == o.steps || !budget_left();
-    if (st.step % o.eval_every == 0 || last) {
+    result.interrupted = stop_requested();
+    const bool last = st.step == o.steps || !budget_left() || result.interrupted;
+    if (result.interrupted) {
+      clear_stop_request();
+      log << "interrupted at step " << st.step << "\n";
+    } else if (st.step % o.eval_every == 0 || last) {
       const auto [valid_loss, bleu] = evaluate();
       row.set("valid_loss", valid_loss).set("valid_bleu", bleu).set("train_seconds", train_seconds);
     }
     if (metrics) metrics->write(row);
     if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
       save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, vocab_meta);
+    if (result.interrupted) break;
   }
   if (progress) progress->finish();
+  if (result.interrupted) {  // stop promptly: the checkpoint is saved, no final evaluation
+    result.steps_done = st.step;
+    result.losses = st.losses;
+    result.train_seconds = train_seconds;
+    result.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    return result;
+  }
   if (best_state.empty()) evaluate();  // no step ran (a resumed run that was already done)
   model.load_state_dict(best_state);   // the best-BLEU weights from here on
 

@@ -67,6 +67,14 @@ MaskArray position_mask(const std::vector<std::int64_t>& query_positions,
                         const std::vector<std::int64_t>& key_positions, bool causal, std::size_t window,
                         std::size_t sinks);
 
+// ---- Head split and merge (src/attention_module.cpp) -----------------------
+// split_heads: x (B, T, n d) -> (B, n, T, d), channels [i d, (i + 1) d) of each token form head i.
+// merge_heads: (B, n, T, d) -> (B, T, n d), its inverse.
+template <typename T>
+Tensor<T> split_heads(const Tensor<T>& x, std::size_t heads);
+template <typename T>
+Tensor<T> merge_heads(const Tensor<T>& x);
+
 // ---- The module -----------------------------------------------------------
 enum class GateKind { none, headwise, elementwise };
 GateKind parse_gate(const std::string& name);  // "none" | "headwise" | "elementwise"

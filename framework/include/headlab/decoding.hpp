@@ -8,11 +8,15 @@
 // log p(next token), ranks the top 2K candidates by summed log-probability
 // (ties: lower beam, then lower token id) and walks them in order: one ending
 // in </s> is finished if its rank is < K, the others become the next beams
-// until K are chosen. A sentence is done when it has K finished hypotheses or
-// reaches its length cap (the live beams are then finished as they are).
+// until K are chosen. A sentence is done when no live beam can beat its best
+// finished hypothesis any more (best live log p / lp(cap) <= best finished
+// score: log p only falls and lp grows with length), or at its length cap (the
+// live beams are then finished as they are). Stopping at K finished hypotheses,
+// as fairseq does, lets improbable early </s> candidates end the search before
+// a confident model's real answer is complete.
 // The answer is the finished hypothesis with the best length-normalised score
 //   score = log p(y) / lp(n),   lp(n) = ((5 + n) / 6)^alpha   (Wu et al. 2016, GNMT)
-// with n the generated tokens (</s> included). Beam 1 is greedy decoding.
+// with n the generated tokens (</s> included). Beam 1 with alpha 0 is greedy decoding.
 #pragma once
 
 #include <cstdint>

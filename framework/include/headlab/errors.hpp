@@ -10,6 +10,11 @@
 //   IOError           a file cannot be opened, read, written or renamed
 //                     ("save_safetensors: 'ckpt.safetensors': ...")
 //   FormatError       (an IOError) a file was read but its contents are invalid
+//   NumericalError    a NaN or infinity where there must be none (non-finite loss,
+//                     anomaly detection naming the op that made it)
+//   NotImplemented    a course task not filled in yet ("TASK 2.1 (...) is not implemented
+//                     yet: fill in the region marked TASK 2.1 in framework/src/...";
+//                     see headlab/course.hpp and docs/course.md)
 // All derive from headlab::Error, itself a std::runtime_error.
 #pragma once
 
@@ -41,6 +46,14 @@ struct IOError : Error {
 };
 struct FormatError : IOError {
   using IOError::IOError;
+};
+// A NaN or an infinity where there must be none: a non-finite training loss, or an
+// op caught by anomaly detection (headlab/anomaly.hpp).
+struct NumericalError : Error {
+  using Error::Error;
+};
+struct NotImplemented : Error {
+  using Error::Error;
 };
 
 }  // namespace headlab

@@ -63,6 +63,9 @@ struct ParallelPair {
 // "read_parallel_tsv: FILE:LINE: why" for invalid UTF-8, a line without exactly one tab, an empty
 // side, and "read_parallel_tsv: FILE: no sentence pairs" for an empty file.
 std::vector<ParallelPair> read_parallel_tsv(const std::string& path);
+// The parser behind read_parallel_tsv, on text already in memory (also a fuzzing entry point):
+// the same rules and the same FormatError messages, with `source_name` where FILE stands.
+std::vector<ParallelPair> parse_parallel_tsv(std::string_view text, const std::string& source_name);
 
 // Token <-> id. Ids 0..3 are the specials; the others follow in build order.
 class Vocabulary {

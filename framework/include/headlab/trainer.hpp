@@ -27,6 +27,7 @@
 namespace headlab {
 
 class Generator;
+class TensorFile;
 
 struct TrainOptions {
   // Task.
@@ -38,7 +39,7 @@ struct TrainOptions {
   std::size_t min_freq = 2;       // rarer training tokens become <unk>
   std::size_t max_tokens = 1024;  // batch budget: sentences x longest side <= max_tokens
   std::size_t max_len = 64;       // longest sequence (ids incl. <s>/</s>); longer training pairs are skipped
-  double time_budget = 0;         // seconds of training (evaluation excluded) before stopping; 0 = none
+  double time_budget = 0;         // seconds before stopping (translate: training steps only; copy: wall time); 0 = none
   std::size_t beam = 4;           // beam size for the final test BLEU
   double length_penalty = 0.6;    // GNMT alpha for beam search
   std::size_t eval_sentences = 0; // validation sentences decoded for BLEU (0 = all)
@@ -69,6 +70,8 @@ struct TrainOptions {
   std::size_t save_every = 0;         // steps between checkpoints (0 = only at the end)
   bool resume = false;                // continue from run_dir/checkpoint.safetensors
   std::string progress = "auto";      // auto | bar | lines | none
+  // Not part of the saved options (a debugging switch): check every op for NaN/inf (headlab/anomaly.hpp).
+  bool detect_anomaly = false;
 
   // Per-task defaults: the translation task trains a larger model with dropout and label smoothing.
   static TrainOptions defaults_for(const std::string& task);
@@ -87,7 +90,16 @@ struct TrainResult {
   // translate: the best validation BLEU (x100), its validation loss, and test BLEU of those weights.
   double valid_bleu = 0.0, valid_loss = 0.0, test_bleu_greedy = 0.0, test_bleu_beam = 0.0;
   double train_seconds = 0.0;  // training time, evaluation excluded
+  bool interrupted = false;    // stopped early by request_stop() (SIGINT/SIGTERM in the CLI)
 };
+
+// Stop requests. The training loops check after every step: when one is pending,
+// they save the checkpoint (with a run directory) and return with interrupted =
+// true, clearing the request. request_stop is async-signal-safe, so a SIGINT or
+// SIGTERM handler may call it; a request made before train() stops it after one step.
+void request_stop();
+bool stop_requested();
+void clear_stop_request();
 
 // (B, length) sequences of the copy task drawn from gen.
 IndexArray copy_task_batch(Generator& gen, std::size_t batch, std::size_t length, std::size_t vocab);
@@ -106,6 +118,8 @@ struct LoadedModel {
   Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
 };
 LoadedModel load_trained_model(const std::string& checkpoint_path);
+// The same on a checkpoint already in memory (parse_safetensors_bytes; a fuzzing entry point).
+LoadedModel load_trained_model(const TensorFile& checkpoint);
 // Held-out sequences of a run: the same ones its training evaluated on.
 IndexArray held_out_sequences(const TrainOptions& options, std::size_t count);
 

@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Write the student copy of headlab for course mode (docs/course.md).
+
+    scripts/make_student_copy.py --out DIR      write (or refresh) the student copy in DIR
+    scripts/make_student_copy.py --check        only validate the markers against course/tasks.txt
+    scripts/make_student_copy.py --tasks        print "id<TAB>title<TAB>prerequisites (transitive)"
+    scripts/make_student_copy.py --no-task-tests   print the doctest filter of the tests that run no task
+
+The copy holds the repository's files (git-tracked, plus untracked ones git does not ignore) with
+every region
+
+    // BEGIN TASK 2.1: scaled dot-product attention
+    HEADLAB_TASK("2.1");
+    ...reference code...
+    // END TASK 2.1
+
+replaced by
+
+    // TASK 2.1: scaled dot-product attention. TODO: write it here (see docs/course.md).
+    throw ::headlab::NotImplemented("TASK 2.1 (scaled dot-product attention) is not implemented yet: ...");
+
+and everything else unchanged, so it builds and each task's tests fail with NotImplemented until the
+student fills the task in. Before anything is written, the markers are validated (every BEGIN has a
+matching END with the same id, HEADLAB_TASK("<id>") follows each BEGIN, ids are unique, regions do not
+nest, the regions and course/tasks.txt agree on ids, titles and files, docs/course.md's task table
+lists every task), and the would-be copy is searched for reference code: a line that the library has
+only inside regions must not appear anywhere (a tutorial, a test, a document). Problems are reported
+as FILE:LINE: message, with exit status 1 and nothing written.
+
+Refreshing an existing copy rewrites only the files that changed (so a build directory next to it
+rebuilds incrementally) and deletes files that are no longer part of it. DIR must be empty, absent,
+or a copy this script wrote (it leaves a .headlab-student-copy file there).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS_FILE = "course/tasks.txt"
+STAMP = ".headlab-student-copy"
+SOURCE_EXTENSIONS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hxx", ".ipp")
+
+BEGIN_RE = re.compile(r"^(\s*)// BEGIN TASK (\S+): (.+?)\s*$")
+END_RE = re.compile(r"^\s*// END TASK (\S+)\s*$")
+MARKER_LIKE_RE = re.compile(r"^\s*//\s*(BEGIN|END)\s*TASK\b")
+HEADLAB_TASK_RE = re.compile(r'^\s*HEADLAB_TASK\("([^"]+)"\);\s*$')
+ID_RE = re.compile(r"^[0-9]+\.[0-9]+$")
+
+
+class Problems:
+    def __init__(self):
+        self.items = []
+
+    def add(self, where, message):
+        self.items.append(f"{where}: {message}")
+
+    def exit_if_any(self):
+        if self.items:
+            for item in self.items:
+                print(item, file=sys.stderr)
+            print(f"make_student_copy: {len(self.items)} problem(s); nothing written", file=sys.stderr)
+            sys.exit(1)
+
+
+def read_tasks(problems):
+    """course/tasks.txt -> (ordered list of task dicts, directives dict)."""
+    tasks, directives, seen = [], {}, {}
+    path = os.path.join(REPO, TASKS_FILE)
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.strip()
+            where = f"{TASKS_FILE}:{number}"
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("@"):
+                name, _, value = line[1:].partition(" | ")
+                directives[name.strip()] = value.strip()
+                continue
+            fields = line.split(" | ")
+            if len(fields) != 5:
+                problems.add(where, "expected 'id | title | prerequisites | file | tutorial'")
+                continue
+            tid, title, deps, source, tutorial = (x.strip() for x in fields)
+            if not ID_RE.match(tid):
+                problems.add(where, f"task id '{tid}' should look like 2.1")
+            if tid in seen:
+                problems.add(where, f"task {tid} is declared twice (first at line {seen[tid]})")
+            if re.search(r'["\\;]', line):
+                problems.add(where, "no quotes, backslashes or semicolons please (they end up in C++ and CMake)")
+            seen[tid] = number
+            tasks.append({
+                "id": tid, "title": title, "deps": [] if deps == "-" else deps.split(), "file": source,
+                "tutorial": tutorial, "line": number,
+            })
+    ids = {t["id"] for t in tasks}
+    for t in tasks:
+        for d in t["deps"]:
+            if d not in ids:
+                problems.add(f"{TASKS_FILE}:{t['line']}", f"task {t['id']} depends on undeclared task {d}")
+            if d == t["id"]:
+                problems.add(f"{TASKS_FILE}:{t['line']}", f"task {t['id']} depends on itself")
+    if "no-task-tests" not in directives:
+        problems.add(TASKS_FILE, "the '@no-task-tests | <doctest filter>' line is missing")
+    return tasks, directives
+
+
+def closures(tasks, problems):
+    """id -> every task it depends on, directly or not (and a cycle check)."""
+    deps = {t["id"]: t["deps"] for t in tasks}
+    result = {}
+
+    def visit(tid, stack):
+        if tid in result:
+            return result[tid]
+        if tid in stack:
+            problems.add(TASKS_FILE, "the prerequisites form a cycle: " + " -> ".join(stack + [tid]))
+            return set()
+        closure = set()
+        for d in deps.get(tid, []):
+            if d in deps:
+                closure |= {d} | visit(d, stack + [tid])
+        result[tid] = closure
+        return closure
+
+    for t in tasks:
+        visit(t["id"], [])
+    return result
+
+
+def repository_files():
+    """The git-tracked files and the untracked ones git does not ignore, as they are on disk."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                         check=True, stdout=subprocess.PIPE).stdout.decode("utf-8")
+    files = []
+    for rel in sorted(set(p for p in out.split("\0") if p)):
+        full = os.path.join(REPO, rel)
+        if os.path.islink(full) or os.path.isfile(full):  # deleted files and submodules are skipped
+            files.append(rel)
+    return files
+
+
+def find_regions(files, problems):
+    """Scans the C++ sources: -> {id: region} and {relpath: [regions in order]}."""
+    regions, by_file = {}, {}
+    for rel in files:
+        if not rel.endswith(SOURCE_EXTENSIONS) or os.path.islink(os.path.join(REPO, rel)):
+            continue
+        with open(os.path.join(REPO, rel), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        current = None
+        for i, line in enumerate(lines):
+            where = f"{rel}:{i + 1}"
+            begin, end = BEGIN_RE.match(line), END_RE.match(line)
+            if begin:
+                if current:
+                    problems.add(where, f"BEGIN TASK {begin.group(2)} inside the region of TASK {current['id']} "
+                                        f"(opened at line {current['begin'] + 1}); regions do not nest")
+                    continue
+                current = {"id": begin.group(2), "title": begin.group(3), "indent": begin.group(1), "file": rel,
+                           "begin": i}
+                if i + 1 >= len(lines) or not HEADLAB_TASK_RE.match(lines[i + 1]) or \
+                        HEADLAB_TASK_RE.match(lines[i + 1]).group(1) != current["id"]:
+                    problems.add(f"{rel}:{i + 2}", f'the line after BEGIN TASK {current["id"]} must be '
+                                                   f'HEADLAB_TASK("{current["id"]}");')
+            elif end:
+                if not current:
+                    problems.add(where, f"END TASK {end.group(1)} without a BEGIN")
+                elif end.group(1) != current["id"]:
+                    problems.add(where, f"END TASK {end.group(1)} closes the region of TASK {current['id']} "
+                                        f"(opened at line {current['begin'] + 1})")
+                    current = None
+                else:
+                    current["end"] = i
+                    if current["id"] in regions:
+                        first = regions[current["id"]]
+                        problems.add(f"{rel}:{current['begin'] + 1}",
+                                     f"TASK {current['id']} has a second region (the first is at "
+                                     f"{first['file']}:{first['begin'] + 1}); task ids are unique")
+                    else:
+                        regions[current["id"]] = current
+                        by_file.setdefault(rel, []).append(current)
+                    current = None
+            elif MARKER_LIKE_RE.match(line):
+                problems.add(where, "malformed marker: write '// BEGIN TASK <id>: <title>' or '// END TASK <id>'")
+            elif HEADLAB_TASK_RE.match(line) and not (i > 0 and BEGIN_RE.match(lines[i - 1])):
+                problems.add(where, "HEADLAB_TASK(...) outside a region's first line")
+        if current:
+            problems.add(f"{rel}:{current['begin'] + 1}", f"BEGIN TASK {current['id']} has no END TASK "
+                                                          f"{current['id']} before the end of the file")
+    return regions, by_file
+
+
+def check_against_tasks(tasks, regions, problems):
+    declared = {t["id"]: t for t in tasks}
+    for tid, r in sorted(regions.items()):
+        where = f"{r['file']}:{r['begin'] + 1}"
+        t = declared.get(tid)
+        if not t:
+            problems.add(where, f"TASK {tid} is not declared in {TASKS_FILE}")
+            continue
+        if r["title"] != t["title"]:
+            problems.add(where, f"title '{r['title']}' differs from {TASKS_FILE}:{t['line']} ('{t['title']}')")
+        if r["file"] != t["file"]:
+            problems.add(where, f"TASK {tid} is declared in {TASKS_FILE}:{t['line']} to live in {t['file']}")
+    for t in tasks:
+        if t["id"] not in regions:
+            problems.add(f"{TASKS_FILE}:{t['line']}", f"task {t['id']} has no BEGIN TASK {t['id']} region "
+                                                      f"(expected in {t['file']})")
+
+
+def message(task):
+    return (f"TASK {task['id']} ({task['title']}) is not implemented yet: fill in the region marked "
+            f"TASK {task['id']} in {task['file']}")
+
+
+def blanked(rel, lines, file_regions, declared):
+    """The student version of one source file's lines."""
+    out, last = [], 0
+    for r in file_regions:
+        t = declared[r["id"]]
+        out.extend(lines[last:r["begin"]])
+        out.append(f"{r['indent']}// TASK {t['id']}: {t['title']}. TODO: write it here (see docs/course.md).")
+        out.append(f'{r["indent"]}throw ::headlab::NotImplemented("{message(t)}");')
+        last = r["end"] + 1
+    out.extend(lines[last:])
+    return out
+
+
+def secret_lines(files, by_file):
+    """Lines of reference code that the library has only inside regions (a copy must not contain them).
+
+    A line that the library also has outside any region (a loop header, a common declaration) is
+    public; one that appears in a tutorial, a test or a document is not: that would be a leak."""
+    inside, outside = set(), set()
+    for rel in files:
+        if not rel.startswith("framework/"):
+            continue
+        full = os.path.join(REPO, rel)
+        if os.path.islink(full):
+            continue
+        try:
+            with open(full, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except UnicodeDecodeError:
+            continue
+        spans = [(r["begin"], r["end"]) for r in by_file.get(rel, [])]
+        for i, line in enumerate(lines):
+            key = line.strip()
+            if any(b < i < e for b, e in spans):
+                if len(key) >= 20 and not key.startswith("//") and not HEADLAB_TASK_RE.match(line):
+                    inside.add(key)
+            else:
+                outside.add(key)
+    return inside - outside
+
+
+def write_copy(out_dir, files, by_file, declared):
+    out_dir = os.path.abspath(out_dir)
+    repo = os.path.abspath(REPO)
+    if out_dir == repo or repo.startswith(out_dir + os.sep):
+        sys.exit(f"make_student_copy: --out {out_dir} would overwrite the repository")
+    if os.path.exists(out_dir) and os.listdir(out_dir) and not os.path.exists(os.path.join(out_dir, STAMP)):
+        sys.exit(f"make_student_copy: {out_dir} is not empty and is not a student copy (no {STAMP}); "
+                 "give an empty or new directory")
+    inside_out = os.path.relpath(out_dir, repo)
+    if not inside_out.startswith(".."):  # the copy lives inside the repository (say build/...): skip it
+        files = [f for f in files if not (f == inside_out or f.startswith(inside_out + os.sep))]
+    os.makedirs(out_dir, exist_ok=True)
+    written = changed = 0
+    wanted = set(files) | {STAMP}
+    for rel in files:
+        src, dst = os.path.join(REPO, rel), os.path.join(out_dir, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.islink(src):
+            target = os.readlink(src)
+            if not (os.path.islink(dst) and os.readlink(dst) == target):
+                if os.path.lexists(dst):
+                    os.remove(dst)
+                os.symlink(target, dst)
+                changed += 1
+            written += 1
+            continue
+        with open(src, "rb") as f:
+            data = f.read()
+        if rel in by_file:
+            lines = data.decode("utf-8").split("\n")
+            data = "\n".join(blanked(rel, lines, by_file[rel], declared)).encode("utf-8")
+        old = None
+        if os.path.isfile(dst) and not os.path.islink(dst):
+            with open(dst, "rb") as f:
+                old = f.read()
+        if old != data:  # unchanged files keep their time stamps: builds next to the copy stay incremental
+            if os.path.lexists(dst):
+                os.remove(dst)
+            with open(dst, "wb") as f:
+                f.write(data)
+            changed += 1
+        shutil.copymode(src, dst)
+        written += 1
+    removed = 0
+    for root, dirs, names in os.walk(out_dir, topdown=False):
+        for name in names:
+            rel = os.path.relpath(os.path.join(root, name), out_dir)
+            if rel not in wanted:
+                os.remove(os.path.join(root, name))
+                removed += 1
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path) and not os.listdir(path):
+                os.rmdir(path)
+    with open(os.path.join(out_dir, STAMP), "w", encoding="utf-8") as f:
+        f.write("Written by scripts/make_student_copy.py: the headlab student copy (docs/course.md).\n")
+    return written, changed, removed
+
+
+def find_leaks(files, by_file, declared, secrets):
+    """FILE:LINE of every line of the would-be copy that is reference code (checked before writing)."""
+    leaks = []
+    for rel in files:
+        path = os.path.join(REPO, rel)
+        if os.path.islink(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except UnicodeDecodeError:
+            continue
+        if rel in by_file:
+            lines = blanked(rel, lines, by_file[rel], declared)
+        for number, line in enumerate(lines, 1):
+            if line.strip() in secrets:
+                leaks.append(f"{rel}:{number}: reference code of a task region: {line.strip()}")
+    return leaks
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--out", help="directory of the student copy (created, or refreshed if it is one)")
+    mode.add_argument("--check", action="store_true", help="validate the markers and course/tasks.txt only")
+    mode.add_argument("--tasks", action="store_true", help="print id, title and transitive prerequisites")
+    mode.add_argument("--no-task-tests", action="store_true", help="print the filter of the tests that run no task")
+    args = parser.parse_args()
+
+    problems = Problems()
+    tasks, directives = read_tasks(problems)
+    closure = closures(tasks, problems)
+    problems.exit_if_any()
+    if args.tasks:
+        for t in tasks:
+            print(f"{t['id']}\t{t['title']}\t{' '.join(sorted(closure[t['id']]))}")
+        return
+    if args.no_task_tests:
+        print(directives["no-task-tests"])
+        return
+
+    files = repository_files()
+    regions, by_file = find_regions(files, problems)
+    check_against_tasks(tasks, regions, problems)
+    for t in tasks:
+        if not os.path.isfile(os.path.join(REPO, t["file"])):
+            problems.add(f"{TASKS_FILE}:{t['line']}", f"file {t['file']} does not exist")
+    docs = os.path.join(REPO, "docs", "course.md")
+    if os.path.isfile(docs):  # the instructors' task table follows course/tasks.txt
+        with open(docs, encoding="utf-8") as f:
+            text = f.read()
+        for t in tasks:
+            if f"| {t['id']} | {t['title']} |" not in text:
+                problems.add("docs/course.md", f"the task table has no row '| {t['id']} | {t['title']} |'")
+    problems.exit_if_any()
+    if args.check:
+        print(f"make_student_copy: {len(regions)} task regions in {len(by_file)} files match {TASKS_FILE}")
+        return
+
+    declared = {t["id"]: t for t in tasks}
+    for leak in find_leaks(files, by_file, declared, secret_lines(files, by_file)):
+        problems.add(*leak.split(": ", 1))
+    problems.exit_if_any()
+    written, changed, removed = write_copy(args.out, files, by_file, declared)
+    print(f"make_student_copy: {args.out}: {written} files ({changed} written, {removed} removed), "
+          f"{len(regions)} task regions blanked")
+
+
+if __name__ == "__main__":
+    main()
