@@ -211,6 +211,29 @@ def check_against_tasks(tasks, regions, problems):
                                                       f"(expected in {t['file']})")
 
 
+def check_task_tests(files, tasks, problems):
+    """Every task has a doctest case named "task <id>: ...", and each such case names a declared task."""
+    declared = {t["id"] for t in tasks}
+    found = set()
+    for rel in files:
+        if not (rel.startswith("tests/") and rel.endswith(".cpp")):
+            continue
+        with open(os.path.join(REPO, rel), encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                for name in re.findall(r'TEST_CASE\("(task [^"]*)"', line):
+                    m = re.match(r"task (\S+): ", name)
+                    if not m or m.group(1) not in declared:
+                        problems.add(f"{rel}:{number}", f"test case '{name}' does not start with 'task <id>: ' "
+                                                        f"for a task of {TASKS_FILE}")
+                        continue
+                    if re.search(r"[;\[\]]", name):  # CTest reads the discovered names as CMake lists
+                        problems.add(f"{rel}:{number}", "no ';', '[' or ']' in a test case name (CTest)")
+                    found.add(m.group(1))
+    for t in tasks:
+        if t["id"] not in found:
+            problems.add(f"{TASKS_FILE}:{t['line']}", f"task {t['id']} has no TEST_CASE(\"task {t['id']}: ...\")")
+
+
 def message(task):
     return (f"TASK {task['id']} ({task['title']}) is not implemented yet: fill in the region marked "
             f"TASK {task['id']} in {task['file']}")
@@ -364,6 +387,7 @@ def main():
     for t in tasks:
         if not os.path.isfile(os.path.join(REPO, t["file"])):
             problems.add(f"{TASKS_FILE}:{t['line']}", f"file {t['file']} does not exist")
+    check_task_tests(files, tasks, problems)
     docs = os.path.join(REPO, "docs", "course.md")
     if os.path.isfile(docs):  # the instructors' task table follows course/tasks.txt
         with open(docs, encoding="utf-8") as f:
