@@ -233,12 +233,33 @@ std::string losses_text(const std::vector<double>& losses) {
   for (std::size_t i = 0; i < losses.size(); ++i) os << (i ? "," : "") << losses[i];
   return os.str();
 }
+// A checkpoint's loss history: numbers separated by commas (ValueError naming the bad one).
 std::vector<double> losses_from_text(const std::string& text) {
   std::vector<double> out;
   std::istringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::stod(item));
+  while (std::getline(in, item, ',')) {
+    double value = 0;
+    try {
+      parse_into(value, item);
+    } catch (const std::exception&) {
+      throw ValueError("checkpoint: metadata 'losses': item " + std::to_string(out.size() + 1) + " '" + item +
+                       "' is not a number");
+    }
+    out.push_back(value);
+  }
   return out;
+}
+
+// A checkpoint's step: a count (ValueError naming the text otherwise).
+std::size_t step_from_text(const std::string& text) {
+  std::size_t step = 0;
+  try {
+    parse_into(step, text);
+  } catch (const std::exception&) {
+    throw ValueError("checkpoint: metadata 'step' is not a count: '" + text + "'");
+  }
+  return step;
 }
 
 void save_checkpoint(const std::string& path, const TrainOptions& o, const Transformer<float>& model,
@@ -300,7 +321,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Trans
     else throw ValueError("checkpoint " + path + ": unexpected tensor '" + e.name + "'");
   }
   TrainState st;
-  st.step = std::stoull(meta("step"));
+  st.step = step_from_text(meta("step"));
   st.losses = losses_from_text(meta("losses"));
   if (st.losses.size() != st.step) throw ValueError("checkpoint " + path + ": loss history does not match the step");
   Generator data_copy, dropout_copy;
@@ -323,13 +344,43 @@ IndexArray held_out_sequences(const TrainOptions& o, std::size_t count) {
 
 LoadedModel load_trained_model(const std::string& path) { return load_trained_model(load_checkpoint_file(path)); }
 
+namespace {
+// A checkpoint's options decide how big a model load_trained_model builds before the weights are
+// compared with it, so corrupt options (d_model 10^12, a billion layers) must be refused first.
+// Every parameter is stored in the file, so the model the options describe cannot have more values
+// than the file's "model." tensors hold. The bound below counts only what every variant has (the
+// embeddings and generator, the query and output projections of each attention, the two
+// feed-forward matrices of each layer), in floating point so that it cannot overflow.
+void check_model_fits_checkpoint(const TransformerConfig& c, const TensorFile& file) {
+  double stored = 0;
+  for (const auto& e : file.entries())
+    if (e.name.rfind("model.", 0) == 0) stored += static_cast<double>(e.numel());
+  const double d = static_cast<double>(c.d_model);
+  AttentionConfig a = c.attention;
+  a.d_model = c.d_model;  // as the layers see it (dim_head() = d_model / heads when head_dim is 0)
+  const double heads_width = static_cast<double>(a.num_heads) * static_cast<double>(a.dim_head());
+  const double attention = 2 * d * heads_width;                      // W_q and W_o (K and V come on top)
+  const double feed_forward = 2 * d * static_cast<double>(c.ff_dim);  // linear1 and linear2
+  const double src_vocab = static_cast<double>(c.src_vocab), tgt_vocab = static_cast<double>(c.tgt_vocab);
+  const double at_least = static_cast<double>(c.encoder_layers) * (attention + feed_forward) +
+                          static_cast<double>(c.decoder_layers) * (2 * attention + feed_forward) +
+                          (c.tie_embeddings ? src_vocab * d : (src_vocab + 2 * tgt_vocab) * d);
+  if (at_least > stored) {
+    std::ostringstream os;
+    os << "checkpoint " << file.source << ": its options describe a model of at least " << at_least
+       << " parameters but the file stores " << stored << " model values (corrupt options?)";
+    throw ValueError(os.str());
+  }
+}
+}  // namespace
+
 LoadedModel load_trained_model(const TensorFile& file) {
   check_checkpoint_format(file);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   LoadedModel out;
   out.options = TrainOptions::from_text(meta("options"));
   out.options.validate();
-  out.step = std::stoull(meta("step"));
+  out.step = step_from_text(meta("step"));
   Generator gen(0);
   TransformerConfig config = out.options.model_config();
   if (out.options.task == "translate") {
@@ -337,6 +388,8 @@ LoadedModel load_trained_model(const TensorFile& file) {
     out.tgt_vocab = Vocabulary::from_text(meta("tgt_vocab"));
     config = out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size());
   }
+  config.validate();
+  check_model_fits_checkpoint(config, file);
   out.model = std::make_unique<Transformer<float>>(config, gen);
   Module<float>::StateDict state;
   for (const auto& e : file.entries())
