@@ -55,7 +55,7 @@ struct TrainOptions {
   bool norm_first = false;
   bool tie_embeddings = false; // one matrix for both embeddings and the generator
   // Optimisation: Adam (0.9, 0.98, 1e-9) with the Noam schedule.
-  std::size_t steps = 1000;   // at most: stops early at 100% held-out exact match
+  std::size_t steps = 2000;   // at most: stops early at 100% held-out exact match
   std::size_t batch = 64;
   double lr_factor = 0.5;
   std::size_t warmup = 100;
