@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,21 @@ const std::string& checkpoint_meta(const TensorFile& file, const std::string& ke
 // options match (all but steps and time budget) and validates before changing anything.
 TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Transformer<float>& model,
                            Adam<float>& adam, Generator& data_rng, Generator& dropout_rng);
+// The start of a run: creates the run directory, restores the checkpoint when
+// o.resume (logging it), writes config.txt. Returns the restored state (or a fresh one).
+TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Transformer<float>& model,
+                     Adam<float>& adam, Generator& data_rng, Generator& dropout_rng, std::ostream& log);
+// Anomaly detection on for the run when o.detect_anomaly, restored afterwards.
+class AnomalyScope {
+ public:
+  explicit AnomalyScope(bool on);
+  ~AnomalyScope();
+  AnomalyScope(const AnomalyScope&) = delete;
+  AnomalyScope& operator=(const AnomalyScope&) = delete;
+
+ private:
+  bool previous_;
+};
 // xavier_uniform on every matrix (The Annotated Transformer's make_model).
 void xavier_matrices(Module<float>& model, Generator& gen);
 // Adam as in Vaswani et al.: beta1 0.9, beta2 0.98, eps 1e-9 (the learning rate comes from the schedule).

@@ -444,17 +444,30 @@ double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::ve
   adam.step();
   return value;
 }
+
+TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Transformer<float>& model,
+                     Adam<float>& adam, Generator& data_rng, Generator& dropout_rng, std::ostream& log) {
+  namespace fs = std::filesystem;
+  TrainState st;
+  if (!o.run_dir.empty()) fs::create_directories(o.run_dir);
+  if (o.resume) {
+    st = load_checkpoint(checkpoint_path, o, model, adam, data_rng, dropout_rng);
+    log << "resumed from " << checkpoint_path << " at step " << st.step << "\n";
+  }
+  if (!o.run_dir.empty()) std::ofstream(fs::path(o.run_dir) / "config.txt") << o.to_text();
+  return st;
+}
+
+AnomalyScope::AnomalyScope(bool on) : previous_(anomaly_detection_enabled()) {
+  set_anomaly_detection(on || previous_);
+}
+AnomalyScope::~AnomalyScope() { set_anomaly_detection(previous_); }
 }  // namespace detail
 
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
   if (o.task == "translate") return train_translation(o, log);
-  const bool anomaly_before = anomaly_detection_enabled();
-  set_anomaly_detection(o.detect_anomaly || anomaly_before);
-  struct Restore {
-    bool on;
-    ~Restore() { set_anomaly_detection(on); }
-  } restore{anomaly_before};
+  const AnomalyScope anomaly(o.detect_anomaly);
   const auto t0 = std::chrono::steady_clock::now();
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
   Transformer<float> model(o.model_config(), init_rng);
@@ -466,13 +479,7 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
 
   namespace fs = std::filesystem;
   const std::string ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "checkpoint.safetensors").string();
-  TrainState st;
-  if (!o.run_dir.empty()) fs::create_directories(o.run_dir);
-  if (o.resume) {
-    st = load_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng);
-    log << "resumed from " << ckpt << " at step " << st.step << "\n";
-  }
-  if (!o.run_dir.empty()) std::ofstream(fs::path(o.run_dir) / "config.txt") << o.to_text();
+  TrainState st = start_run(o, ckpt, model, adam, data_rng, dropout_rng, log);
 
   log << "copy task: vocab " << o.vocab << ", length " << o.length << ", model d_model " << o.d_model << ", heads "
       << o.heads << ", ff " << o.ff_dim << ", " << o.layers << "+" << o.layers << " layers, "

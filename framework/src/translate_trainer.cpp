@@ -192,12 +192,7 @@ TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   o.validate();
-  const bool anomaly_before = anomaly_detection_enabled();
-  set_anomaly_detection(o.detect_anomaly || anomaly_before);
-  struct Restore {
-    bool on;
-    ~Restore() { set_anomaly_detection(on); }
-  } restore{anomaly_before};
+  const AnomalyScope anomaly(o.detect_anomaly);
   const auto t0 = clock::now();
   const TranslationData data = load_data(o, log);
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
@@ -214,13 +209,7 @@ TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
 
   const std::string ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "checkpoint.safetensors").string();
   const std::string best_ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "best.safetensors").string();
-  TrainState st;
-  if (!o.run_dir.empty()) fs::create_directories(o.run_dir);
-  if (o.resume) {
-    st = load_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng);
-    log << "resumed from " << ckpt << " at step " << st.step << "\n";
-  }
-  if (!o.run_dir.empty()) std::ofstream(fs::path(o.run_dir) / "config.txt") << o.to_text();
+  TrainState st = start_run(o, ckpt, model, adam, data_rng, dropout_rng, log);
   log << "translate: model d_model " << o.d_model << ", heads " << o.heads << ", ff " << o.ff_dim << ", " << o.layers
       << "+" << o.layers << " layers, " << model.parameter_count() << " parameters; " << batches.size()
       << " batches of <= " << o.max_tokens << " tokens per epoch; seed " << o.seed << "\n";
