@@ -240,8 +240,13 @@ def message(task):
 
 
 def blanked(rel, lines, file_regions, declared):
-    """The student version of one source file's lines."""
-    out, last = [], 0
+    """The student version of one source file's lines.
+
+    A blanked region leaves the parameters only it used unused; the pragma on top keeps the copy's
+    build free of -Wunused-parameter reports that would point students at code that is not wrong."""
+    out = ["// Student copy: parameters used only by the TODO regions are unused until you fill them in.",
+           '#pragma GCC diagnostic ignored "-Wunused-parameter"']
+    last = 0
     for r in file_regions:
         t = declared[r["id"]]
         out.extend(lines[last:r["begin"]])
