@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ablate_command.hpp"
+#include "head_lab_commands.hpp"
 #include "commands.hpp"
 #include "train_flags.hpp"
 #include "headlab/headlab.hpp"
@@ -87,6 +89,38 @@ int main(int argc, char** argv) {
                         "at most len(source) + this many output tokens")
       ->check(CLI::Range(1, 1000))->capture_default_str();
 
+  headlab::cli::AblateOptions ablate_options;
+  CLI::App* ablate = headlab::cli::add_ablate_command(app, ablate_options);
+
+  headlab::cli::HeadsOptions heads_options;
+  auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
+                                            "gate; attention maps and heatmaps as SVG");
+  heads->add_option("--checkpoint", heads_options.checkpoint, "a checkpoint of the copy, translate or induction task")
+      ->required();
+  heads->add_option("--out", heads_options.out, "output directory (default: CHECKPOINT_DIR/heads)");
+  heads->add_option("--probe-sequences", heads_options.probe_sequences, "repeated-random-token sequences scored")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  heads->add_option("--block", heads_options.block, "their repeated block T (0 = the model's own, or the largest "
+                                                    "that fits, at most 16)")
+      ->capture_default_str();
+  heads->add_option("--seed", heads_options.seed, "seed of the probe")->capture_default_str();
+  heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
+                                                    "translate, a source sentence (default: the first probe sequence)");
+
+  headlab::cli::PruneOptions prune_options;
+  auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
+                                            "random pruning order");
+  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate or induction task")
+      ->required();
+  prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
+  prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")
+      ->check(CLI::Range(0.001, 1.0))->capture_default_str();
+  prune->add_option("--seed", prune_options.seed, "seed of the random pruning order")->capture_default_str();
+  prune->add_option("--sequences", prune_options.sequences,
+                    "copy/induction: held-out sequences (0 = 512); translate: evaluation pairs (0 = all)")
+      ->capture_default_str();
+  prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,6 +137,15 @@ int main(int argc, char** argv) {
     if (*decode) return headlab::cli::run_decode(decode_dir, decode_input);
     if (*bleu) return headlab::cli::run_bleu(bleu_options);
     if (*translate) return headlab::cli::run_translate(translate_options);
+    if (*ablate) return headlab::cli::run_ablate(ablate_options);
+    if (*heads || *prune) {
+      try {
+        return *heads ? headlab::cli::run_heads(heads_options) : headlab::cli::run_prune(prune_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab " << (*heads ? "heads" : "prune") << ": " << e.what() << "\n";
+        return 2;  // a usage error: an input or block the model cannot take
+      }
+    }
     if (*train) {
       train_command.apply_task_defaults();
       try {

@@ -40,6 +40,13 @@ int run_train(const TrainOptions& options) {
     if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
     return 0;
   }
+  if (options.task == "induction") {
+    std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
+              << " s; held-out loss " << std::setprecision(3) << r.valid_loss << ": first half " << r.first_half_loss
+              << ", repeated half " << r.repeated_loss << " (accuracy " << r.repeated_accuracy << ")\n";
+    if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+    return 0;
+  }
   std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
             << " s; final loss " << std::setprecision(5) << (r.losses.empty() ? 0.0 : r.losses.back())
             << "; held-out exact match " << std::setprecision(3) << r.exact_match << " on "
@@ -52,10 +59,18 @@ namespace {
 std::string checkpoint_in(const std::string& run_dir) {
   return (std::filesystem::path(run_dir) / "checkpoint.safetensors").string();
 }
+// eval and decode work on copy-task models; anything else is a usage error (exit 2).
+bool is_copy_model(const LoadedModel& m, const std::string& command, const std::string& run_dir) {
+  if (m.options.task == "copy") return true;
+  std::cerr << "headlab " << command << ": " << checkpoint_in(run_dir) << " is a '" << m.options.task
+            << "' checkpoint; " << command << " is for the copy task (see headlab heads, prune, translate)\n";
+  return false;
+}
 }  // namespace
 
 int run_eval(const std::string& run_dir, std::size_t sequences) {
   const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
+  if (!is_copy_model(m, "eval", run_dir)) return 2;
   const IndexArray data = held_out_sequences(m.options, sequences);
   const IndexArray decoded = greedy_decode(*m.model, data, m.options.length, 1);
   std::size_t exact = 0, tokens = 0, right = 0;
@@ -76,6 +91,7 @@ int run_eval(const std::string& run_dir, std::size_t sequences) {
 
 int run_decode(const std::string& run_dir, const std::string& input) {
   const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
+  if (!is_copy_model(m, "decode", run_dir)) return 2;
   std::vector<std::int64_t> ids;
   std::istringstream in(input);
   std::string word;

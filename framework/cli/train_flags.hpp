@@ -68,10 +68,12 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
     defaulted(train->add_option(flag, tr.*field, help)->check(CLI::NonNegativeNumber)->capture_default_str(), field);
   };
   train->add_option("--task", tr.task, "task (translate: defaults become d_model 128, 8 heads, ff 512, dropout 0.1, "
-                                       "label smoothing 0.1, warmup 400, 3000 steps)")
-      ->check(CLI::IsMember({"copy", "translate"}))->capture_default_str();
-  count("--vocab", &TrainOptions::vocab, "copy: vocabulary size (0 <pad>, 1 <s>)");
-  count("--length", &TrainOptions::length, "copy: tokens per sequence, start symbol included");
+                                       "label smoothing 0.1, warmup 400, 3000 steps; induction: a 2-layer "
+                                       "attention-only pre-LN decoder, d_model 64, 4 heads, vocab 64, block 16, "
+                                       "1500 steps)")
+      ->check(CLI::IsMember({"copy", "translate", "induction"}))->capture_default_str();
+  count("--vocab", &TrainOptions::vocab, "copy/induction: vocabulary size (0 <pad>, 1 <s>)");
+  count("--length", &TrainOptions::length, "copy: tokens per sequence, start symbol included; induction: block T");
   train->add_option("--train", tr.train_file, "translate: training corpus, source<TAB>target per line")
       ->check(config_ini_safe_path());
   train->add_option("--valid", tr.valid_file, "translate: validation corpus (loss and BLEU as it trains)")
@@ -92,9 +94,14 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
   train->add_option("--gate", tr.gate, "attention output gate")
       ->check(CLI::IsMember({"none", "headwise", "elementwise"}))->capture_default_str();
   count("--ff", &TrainOptions::ff_dim, "feed-forward width");
-  count("--layers", &TrainOptions::layers, "encoder and decoder layers (each)");
+  count("--layers", &TrainOptions::layers, "encoder and decoder layers (each); induction: decoder layers");
   real("--dropout", &TrainOptions::dropout, "dropout probability");
-  train->add_flag("--pre-ln", tr.norm_first, "pre-LN layers instead of post-LN");
+  defaulted(train->add_flag("--pre-ln", tr.norm_first, "pre-LN layers instead of post-LN (--pre-ln=false: post-LN)"),
+            &TrainOptions::norm_first);
+  defaulted(train->add_flag("--attention-only", tr.attention_only, "induction: layers without feed-forward blocks"),
+            &TrainOptions::attention_only);
+  defaulted(train->add_flag("--rope", tr.rope, "rotary positions on q and k instead of sinusoidal embeddings"),
+            &TrainOptions::rope);
   train->add_flag("--tie-embeddings", tr.tie_embeddings, "one matrix for both embeddings and the generator");
   count("--steps", &TrainOptions::steps, "training steps (at most)");
   count("--batch", &TrainOptions::batch, "copy: sequences per step");

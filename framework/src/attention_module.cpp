@@ -308,12 +308,13 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
     result.gate = gate;
     // END TASK 6.1
   }
-  if (call.head_mask.defined()) {
-    if (call.head_mask.shape() != Shape{h}) {
-      throw ShapeError("MultiHeadAttention: head_mask " + shape_str(call.head_mask.shape()) + " should be (" +
+  const Tensor<T>& xi = call.head_mask.defined() ? call.head_mask : head_mask_;
+  if (xi.defined()) {
+    if (xi.shape() != Shape{h}) {
+      throw ShapeError("MultiHeadAttention: head_mask " + shape_str(xi.shape()) + " should be (" +
                        std::to_string(h) + ")");
     }
-    y = y * reshape(call.head_mask, {1, static_cast<std::ptrdiff_t>(h), 1, 1});  // Y_h *= xi_h
+    y = y * reshape(xi, {1, static_cast<std::ptrdiff_t>(h), 1, 1});  // Y_h *= xi_h
   }
   result.output = linear(merge_heads(y), this->parameter("out_proj.weight"), maybe(*this, "out_proj.bias", c.bias));
   result.weights = attn.weights;
@@ -323,6 +324,15 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
     taps_.output = result.output.detach();
   }
   return result;
+}
+
+template <typename T>
+void MultiHeadAttention<T>::set_head_mask(const Tensor<T>& xi) {
+  if (xi.defined() && xi.shape() != Shape{config_.num_heads}) {
+    throw ShapeError("MultiHeadAttention::set_head_mask: mask " + shape_str(xi.shape()) + " should be (" +
+                     std::to_string(config_.num_heads) + ")");
+  }
+  head_mask_ = xi;
 }
 
 template class MultiHeadAttention<float>;

@@ -78,10 +78,12 @@ TransformerEncoderLayer<T>::TransformerEncoderLayer(const TransformerConfig& c, 
       norm1(c.d_model, c.layer_norm_eps),
       norm2(c.d_model, c.layer_norm_eps) {
   this->register_module("self_attn", self_attn);
-  this->register_module("linear1", linear1);
-  this->register_module("linear2", linear2);
+  if (!c.attention_only) {
+    this->register_module("linear1", linear1);
+    this->register_module("linear2", linear2);
+  }
   this->register_module("norm1", norm1);
-  this->register_module("norm2", norm2);
+  if (!c.attention_only) this->register_module("norm2", norm2);
 }
 
 template <typename T>
@@ -96,9 +98,11 @@ Tensor<T> TransformerEncoderLayer<T>::forward(const Tensor<T>& x, const Attentio
   const AttentionCall<T> c = with_generator(call, g);
   if (cfg_.norm_first) {
     Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), c, cache).output, cfg_.dropout, tr, g);
+    if (cfg_.attention_only) return y;
     return y + maybe_dropout(feed_forward(norm2.forward(y), g), cfg_.dropout, tr, g);
   }
   Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, c, cache).output, cfg_.dropout, tr, g));
+  if (cfg_.attention_only) return y;
   return norm2.forward(y + maybe_dropout(feed_forward(y, g), cfg_.dropout, tr, g));
 }
 

@@ -30,7 +30,7 @@ struct TrainState {
 };
 
 // Atomic (temporary file, then rename). adam == nullptr keeps the weights only.
-void save_checkpoint(const std::string& path, const TrainOptions& o, const Transformer<float>& model,
+void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
                      const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
                      const TrainState& st, const std::map<std::string, std::string>& extra_metadata = {});
 // The file, its format checked.
@@ -38,11 +38,11 @@ TensorFile load_checkpoint_file(const std::string& path);
 const std::string& checkpoint_meta(const TensorFile& file, const std::string& key);
 // Restores model, optimiser, generators and counters for a resume; checks the
 // options match (all but steps and time budget) and validates before changing anything.
-TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Transformer<float>& model,
+TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model,
                            Adam<float>& adam, Generator& data_rng, Generator& dropout_rng);
 // The start of a run: creates the run directory, restores the checkpoint when
 // o.resume (logging it), writes config.txt. Returns the restored state (or a fresh one).
-TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Transformer<float>& model,
+TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Module<float>& model,
                      Adam<float>& adam, Generator& data_rng, Generator& dropout_rng, std::ostream& log);
 // Anomaly detection on for the run when o.detect_anomaly, restored afterwards.
 class AnomalyScope {
@@ -55,6 +55,12 @@ class AnomalyScope {
  private:
   bool previous_;
 };
+// RUN_DIR/summary.json, the final numbers of a run (what `headlab ablate` aggregates):
+// task, steps, train_seconds, seconds, valid_loss, valid_accuracy (copy: exact match;
+// induction: repeated-half accuracy; absent for translate), parameters,
+// flops_per_token, interrupted, and the task's own `extra` fields.
+void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
+                   const std::map<std::string, double>& extra = {});
 // xavier_uniform on every matrix (The Annotated Transformer's make_model).
 void xavier_matrices(Module<float>& model, Generator& gen);
 // Adam as in Vaswani et al.: beta1 0.9, beta2 0.98, eps 1e-9 (the learning rate comes from the schedule).

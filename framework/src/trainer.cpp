@@ -18,6 +18,7 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
 #include "headlab/anomaly.hpp"
@@ -79,6 +80,24 @@ TrainOptions TrainOptions::defaults_for(const std::string& task) {
     o.steps = 3000;
     o.eval_every = 250;
     o.stop_at_perfect = false;
+  } else if (task == "induction") {
+    // A 2-layer attention-only pre-LN decoder (Elhage et al. 2021 at toy size) on blocks of 16
+    // tokens over 62 symbols: about 1500 steps form a previous-token head and an induction head.
+    o.vocab = 64;
+    o.length = 16;
+    o.d_model = 64;
+    o.heads = 4;
+    o.layers = 2;
+    o.attention_only = true;
+    o.norm_first = true;
+    o.rope = true;  // relative positions only: no absolute-position shortcut to the answer
+    o.lr_factor = 1.0;
+    o.warmup = 200;
+    o.steps = 1500;
+    o.batch = 32;
+    o.eval_every = 250;
+    o.eval_sequences = 256;
+    o.stop_at_perfect = false;
   }
   return o;
 }
@@ -95,9 +114,15 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.attention.num_kv_heads = kv_heads;
   c.attention.head_dim = head_dim;
   c.attention.gate = parse_gate(gate);
+  c.attention.rope = rope;
   c.src_vocab = src_vocab;
   c.tgt_vocab = tgt_vocab;
   c.max_len = task == "translate" ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
+  if (task == "induction") {  // a decoder-only model: `layers` causal layers over 2 T + 1 positions
+    c.encoder_layers = 0;
+    c.attention_only = attention_only;
+    c.max_len = 2 * length + 1;
+  }
   return c;
 }
 
@@ -105,10 +130,17 @@ TransformerConfig TrainOptions::model_config() const { return model_config(vocab
 
 void TrainOptions::validate() const {
   auto bad = [](const std::string& why) { throw ValueError(why); };
-  if (task != "copy" && task != "translate") bad("--task: '" + task + "' is not a known task (copy, translate)");
+  if (task != "copy" && task != "translate" && task != "induction")
+    bad("--task: '" + task + "' is not a known task (copy, translate, induction)");
+  if (attention_only && task != "induction") bad("--attention-only is for --task induction (a decoder-only model)");
   if (task == "copy") {
     if (vocab < 3) bad("--vocab " + std::to_string(vocab) + ": needs at least 3 ids (<pad>, <s>, one symbol)");
     if (length < 2) bad("--length " + std::to_string(length) + ": needs at least 2 tokens");
+  } else if (task == "induction") {
+    if (vocab < 4) bad("--vocab " + std::to_string(vocab) + ": needs at least 4 ids (<pad>, <s>, two symbols)");
+    if (length < 2) bad("--length " + std::to_string(length) + ": the repeated block needs at least 2 tokens");
+    if (length > 100000) bad("--length " + std::to_string(length) + ": at most 100000");
+    if (layers == 0) bad("--layers must be >= 1");
   } else {
     if (train_file.empty()) bad("--task translate needs --train FILE.tsv (source<TAB>target per line)");
     if (valid_file.empty()) bad("--task translate needs --valid FILE.tsv (source<TAB>target per line)");
@@ -132,7 +164,9 @@ void TrainOptions::validate() const {
   if (resume && run_dir.empty()) bad("--resume needs --run-dir (where the checkpoint is)");
   if (progress != "auto" && progress != "bar" && progress != "lines" && progress != "none")
     bad("--progress: '" + progress + "' is not auto, bar, lines or none");
-  (task == "copy" ? model_config() : model_config(5, 5)).validate();
+  TransformerConfig c = task == "translate" ? model_config(5, 5) : model_config();
+  if (task == "induction") c.src_vocab = 1;  // no encoder
+  c.validate();
 }
 
 // ---- Options as text (stored in checkpoints and run directories) --------------
@@ -140,7 +174,7 @@ namespace {
 
 #define HEADLAB_TRAIN_FIELDS(X)                                                                            \
   X(task) X(vocab) X(length) X(d_model) X(heads) X(kv_heads) X(head_dim) X(gate) X(ff_dim) X(layers)      \
-  X(dropout) X(norm_first) X(tie_embeddings) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
+  X(dropout) X(norm_first) X(tie_embeddings) X(attention_only) X(rope) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
   X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every) X(train_file) X(valid_file) X(test_file)     \
   X(min_freq) X(max_tokens) X(max_len) X(time_budget) X(beam) X(length_penalty) X(eval_sentences)
 
@@ -262,7 +296,7 @@ std::size_t step_from_text(const std::string& text) {
   return step;
 }
 
-void save_checkpoint(const std::string& path, const TrainOptions& o, const Transformer<float>& model,
+void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
                      const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
                      const TrainState& st, const std::map<std::string, std::string>& extra_metadata) {
   TensorFile file;
@@ -301,7 +335,7 @@ const std::string& checkpoint_meta(const TensorFile& file, const std::string& ke
 }
 
 // Restores model, optimiser, generators and counters; validates before touching anything.
-TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Transformer<float>& model,
+TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model,
                            Adam<float>& adam, Generator& data_rng, Generator& dropout_rng) {
   const TensorFile file = load_checkpoint_file(path);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
@@ -351,7 +385,7 @@ namespace {
 // than the file's "model." tensors hold. The bound below counts only what every variant has (the
 // embeddings and generator, the query and output projections of each attention, the two
 // feed-forward matrices of each layer), in floating point so that it cannot overflow.
-void check_model_fits_checkpoint(const TransformerConfig& c, const TensorFile& file) {
+void check_model_fits_checkpoint(const TransformerConfig& c, const TensorFile& file, bool decoder_only) {
   double stored = 0;
   for (const auto& e : file.entries())
     if (e.name.rfind("model.", 0) == 0) stored += static_cast<double>(e.numel());
@@ -362,9 +396,12 @@ void check_model_fits_checkpoint(const TransformerConfig& c, const TensorFile& f
   const double attention = 2 * d * heads_width;                      // W_q and W_o (K and V come on top)
   const double feed_forward = 2 * d * static_cast<double>(c.ff_dim);  // linear1 and linear2
   const double src_vocab = static_cast<double>(c.src_vocab), tgt_vocab = static_cast<double>(c.tgt_vocab);
-  const double at_least = static_cast<double>(c.encoder_layers) * (attention + feed_forward) +
-                          static_cast<double>(c.decoder_layers) * (2 * attention + feed_forward) +
-                          (c.tie_embeddings ? src_vocab * d : (src_vocab + 2 * tgt_vocab) * d);
+  const double at_least =
+      decoder_only
+          ? static_cast<double>(c.decoder_layers) * (attention + (c.attention_only ? 0 : feed_forward)) + 2 * tgt_vocab * d
+          : static_cast<double>(c.encoder_layers) * (attention + feed_forward) +
+                static_cast<double>(c.decoder_layers) * (2 * attention + feed_forward) +
+                (c.tie_embeddings ? src_vocab * d : (src_vocab + 2 * tgt_vocab) * d);
   if (at_least > stored) {
     std::ostringstream os;
     os << "checkpoint " << file.source << ": its options describe a model of at least " << at_least
@@ -388,14 +425,23 @@ LoadedModel load_trained_model(const TensorFile& file) {
     out.tgt_vocab = Vocabulary::from_text(meta("tgt_vocab"));
     config = out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size());
   }
+  const bool decoder_only = out.options.task == "induction";
+  if (decoder_only) config.src_vocab = 1;  // no encoder
   config.validate();
-  check_model_fits_checkpoint(config, file);
-  out.model = std::make_unique<Transformer<float>>(config, gen);
+  check_model_fits_checkpoint(config, file, decoder_only);
+  Module<float>* module = nullptr;
+  if (decoder_only) {
+    out.lm = std::make_unique<DecoderOnlyLM<float>>(config, gen);
+    module = out.lm.get();
+  } else {
+    out.model = std::make_unique<Transformer<float>>(config, gen);
+    module = out.model.get();
+  }
   Module<float>::StateDict state;
   for (const auto& e : file.entries())
     if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
-  out.model->load_state_dict(state);
-  out.model->eval();
+  module->load_state_dict(state);
+  module->eval();
   return out;
 }
 
@@ -445,7 +491,7 @@ double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::ve
   return value;
 }
 
-TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Transformer<float>& model,
+TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Module<float>& model,
                      Adam<float>& adam, Generator& data_rng, Generator& dropout_rng, std::ostream& log) {
   namespace fs = std::filesystem;
   TrainState st;
@@ -458,6 +504,22 @@ TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, 
   return st;
 }
 
+void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
+                   const std::map<std::string, double>& extra) {
+  nlohmann::json summary = {{"task", o.task},
+                            {"steps", r.steps_done},
+                            {"train_seconds", r.train_seconds},
+                            {"seconds", r.seconds},
+                            {"valid_loss", r.valid_loss},
+                            {"parameters", parameters},
+                            {"flops_per_token", flops_per_token},
+                            {"interrupted", r.interrupted}};
+  if (o.task == "copy") summary["valid_accuracy"] = r.exact_match;
+  if (o.task == "induction") summary["valid_accuracy"] = r.repeated_accuracy;
+  for (const auto& [key, value] : extra) summary[key] = value;
+  std::ofstream(std::filesystem::path(o.run_dir) / "summary.json") << summary.dump(2) << "\n";
+}
+
 AnomalyScope::AnomalyScope(bool on) : previous_(anomaly_detection_enabled()) {
   set_anomaly_detection(on || previous_);
 }
@@ -467,6 +529,7 @@ AnomalyScope::~AnomalyScope() { set_anomaly_detection(previous_); }
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
   if (o.task == "translate") return train_translation(o, log);
+  if (o.task == "induction") return train_induction(o, log);
   const AnomalyScope anomaly(o.detect_anomaly);
   const auto t0 = std::chrono::steady_clock::now();
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
@@ -545,6 +608,22 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
   result.steps_done = st.step;
   result.losses = st.losses;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.train_seconds = result.seconds;
+  if (!o.run_dir.empty()) {
+    // Held-out loss of the final weights (teacher forcing, no smoothing) for sweeps.
+    const IndexArray eval_in = xt::view(held_out, xt::all(), xt::range(0, L - 1));
+    IndexArray eval_out = xt::view(held_out, xt::all(), xt::range(1, L));
+    eval_out.reshape({eval_out.size()});
+    double valid_loss = 0;
+    {
+      NoGradGuard no_grad;
+      model.eval();
+      valid_loss = cross_entropy(reshape(model.forward(held_out, eval_in, Masks{}, nullptr), {-1, V}), eval_out, 0).item();
+    }
+    result.valid_loss = valid_loss;
+    write_summary(o, result, model.parameter_count(), transformer_flops_per_token(model.config(), o.length, o.length - 1),
+                  {{"valid_exact_match", result.exact_match}});
+  }
   return result;
 }
 

@@ -44,16 +44,6 @@ struct TranslationData {
   std::size_t skipped_long = 0;
 };
 
-EncodedPair encode_pair(const Vocabulary& sv, const Vocabulary& tv, const ParallelPair& p) {
-  EncodedPair e;
-  e.source = sv.encode(tokenize(p.source));
-  e.source.push_back(Vocabulary::eos);
-  e.target.push_back(Vocabulary::bos);
-  for (std::int64_t id : tv.encode(tokenize(p.target))) e.target.push_back(id);
-  e.target.push_back(Vocabulary::eos);
-  return e;
-}
-
 bool fits(const EncodedPair& e, std::size_t max_len) { return e.source.size() <= max_len && e.target.size() <= max_len; }
 
 TranslationData load_data(const TrainOptions& o, std::ostream& log) {
@@ -98,24 +88,6 @@ std::vector<std::size_t> epoch_order(std::uint64_t seed, std::size_t epoch, std:
   return order;
 }
 
-// Mean token negative log-likelihood (no smoothing) over `pairs`, in eval mode.
-double validation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
-  double total = 0;
-  std::size_t tokens = 0;
-  for (const auto& rows : token_budget_batches(pairs, max_tokens)) {
-    const Batch b = make_batch(pairs, rows);
-    const Tensor<float> logits = model.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, nullptr);
-    const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
-    total += cross_entropy(reshape(logits, {-1, V}), b.target_out, 0).item() * double(b.target_tokens);
-    tokens += b.target_tokens;
-  }
-  model.train(was_training);
-  return tokens ? total / double(tokens) : 0.0;
-}
-
 struct BleuResult {
   BleuScore score;
   std::vector<std::vector<std::string>> hypotheses;
@@ -154,6 +126,33 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace
+
+EncodedPair encode_pair(const Vocabulary& sv, const Vocabulary& tv, const ParallelPair& p) {
+  EncodedPair e;
+  e.source = sv.encode(tokenize(p.source));
+  e.source.push_back(Vocabulary::eos);
+  e.target.push_back(Vocabulary::bos);
+  for (std::int64_t id : tv.encode(tokenize(p.target))) e.target.push_back(id);
+  e.target.push_back(Vocabulary::eos);
+  return e;
+}
+
+double translation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens) {
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  double total = 0;
+  std::size_t tokens = 0;
+  for (const auto& rows : token_budget_batches(pairs, max_tokens)) {
+    const Batch b = make_batch(pairs, rows);
+    const Tensor<float> logits = model.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, nullptr);
+    const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
+    total += cross_entropy(reshape(logits, {-1, V}), b.target_out, 0).item() * double(b.target_tokens);
+    tokens += b.target_tokens;
+  }
+  model.train(was_training);
+  return tokens ? total / double(tokens) : 0.0;
+}
 
 std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& model, const Vocabulary& src_vocab,
                                                           const Vocabulary& tgt_vocab,
@@ -229,7 +228,7 @@ TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
   std::size_t epoch = SIZE_MAX;
   std::vector<std::size_t> order;
   auto evaluate = [&]() {
-    const double valid_loss = validation_loss(model, data.valid, o.max_tokens);
+    const double valid_loss = translation_loss(model, data.valid, o.max_tokens);
     const double bleu = 100.0 * bleu_of(model, data, data.valid_text, o.eval_sentences, greedy).score.bleu;
     curve.push_back({{"seconds", train_seconds}, {"step", st.step}, {"valid_loss", valid_loss}, {"valid_bleu", bleu}});
     // Best = highest BLEU; equal BLEU (early on, all 0) falls back to the lower validation loss.
@@ -331,7 +330,19 @@ TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
   if (!o.run_dir.empty()) {
     const std::vector<double> after_warmup(step_seconds.begin() + std::min<std::ptrdiff_t>(20, std::ptrdiff_t(step_seconds.size())),
                                            step_seconds.end());
+    double src_tokens = 0, tgt_tokens = 0;  // mean lengths of the validation pairs, for FLOPs per token
+    for (const auto& e : data.valid) {
+      src_tokens += double(e.source.size());
+      tgt_tokens += double(e.target.size() - 1);
+    }
+    const double n_valid = double(std::max<std::size_t>(data.valid.size(), 1));
     nlohmann::json summary = {{"side", "headlab"},
+                              {"task", "translate"},
+                              {"interrupted", result.interrupted},
+                              {"seconds", result.seconds},
+                              {"flops_per_token", transformer_flops_per_token(
+                                                      model.config(), std::size_t(src_tokens / n_valid + 0.5),
+                                                      std::max<std::size_t>(1, std::size_t(tgt_tokens / n_valid + 0.5)))},
                               {"steps", st.step},
                               {"train_seconds", train_seconds},
                               {"ms_per_step", 1000.0 * median(after_warmup.empty() ? step_seconds : after_warmup)},

@@ -141,9 +141,15 @@ class MultiHeadAttention : public Module<T> {
   // Cross-attention: queries from x (B, L, D), keys/values from memory (B, S, D).
   AttentionOutput<T> forward(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& call = {});
 
-  // Taps for analysis: when on, every forward keeps its per-head weights and gate values here.
+  // Taps for analysis: when on, every forward keeps its per-head weights, gate values and output here.
   void set_taps(bool on) { taps_on_ = on; }
   const AttentionOutput<T>& last_taps() const { return taps_; }
+
+  // A standing head mask xi (h): Y_h *= xi_h in every forward whose call passes no head_mask of its
+  // own (head importance and pruning, headlab/heads.hpp). An undefined tensor removes it.
+  // ShapeError unless it has shape (h).
+  void set_head_mask(const Tensor<T>& xi);
+  const Tensor<T>& head_mask() const { return head_mask_; }
 
  private:
   AttentionOutput<T> attend(const Tensor<T>& x, const Tensor<T>* memory, const AttentionCall<T>& call,
@@ -151,6 +157,7 @@ class MultiHeadAttention : public Module<T> {
   AttentionConfig config_;
   bool taps_on_ = false;
   AttentionOutput<T> taps_;
+  Tensor<T> head_mask_;
 };
 
 // ---- KV cache (src/attention_cache.cpp) -----------------------------------

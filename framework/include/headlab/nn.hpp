@@ -67,6 +67,8 @@ struct TransformerConfig {
   std::size_t src_vocab = 0, tgt_vocab = 0;
   std::size_t max_len = 512;
   bool tie_embeddings = false;      // one matrix for src_embed, tgt_embed and generator.weight (needs src_vocab == tgt_vocab)
+  bool attention_only = false;      // DecoderOnlyLM: layers without the feed-forward block (x + attn(x) only),
+                                    // the attention-only models of induction-head studies
   void validate() const;            // throws ValueError naming the field
 };
 
@@ -126,6 +128,9 @@ class Transformer : public Module<T> {
                    std::vector<KVCache<T>>* caches = nullptr);
   Tensor<T> project(const Tensor<T>& states) const { return generator.forward(states); }  // -> logits
   std::size_t decoder_layers() const { return dec_layers_.size(); }
+  std::size_t encoder_layers() const { return enc_layers_.size(); }
+  TransformerEncoderLayer<T>& encoder_layer(std::size_t i) { return *enc_layers_.at(i); }
+  TransformerDecoderLayer<T>& decoder_layer(std::size_t i) { return *dec_layers_.at(i); }
 
  private:
   Tensor<T> embed(const Embedding<T>& table, const IndexArray& ids, Generator* g, std::size_t offset = 0);
@@ -159,6 +164,8 @@ class DecoderOnlyLM : public Module<T> {
   // ids (B, T) -> logits (B, T, V). With caches (one per layer), ids are the new tokens only.
   Tensor<T> forward(const IndexArray& ids, Generator* dropout_gen, std::vector<KVCache<T>>* caches = nullptr);
   std::size_t layers() const { return layers_.size(); }
+  TransformerEncoderLayer<T>& layer(std::size_t i) { return *layers_.at(i); }
+  const TransformerConfig& config() const { return cfg_; }
 
  private:
   const TransformerConfig cfg_;
@@ -170,5 +177,14 @@ class DecoderOnlyLM : public Module<T> {
     using Module<T>::register_module;
   } list_;
 };
+
+// ---- Cost (src/model_cost.cpp) ---------------------------------------------------
+// Forward FLOPs (multiply + add = 2) of one example divided by its target tokens:
+// the encoder over src_len tokens, the decoder over tgt_len (self-attention,
+// cross-attention to src_len keys, feed-forward) and the generator. Unmasked
+// score matrices are counted in full. The decoder-only form has no encoder or
+// cross-attention (and no feed-forward when attention_only).
+double transformer_flops_per_token(const TransformerConfig& c, std::size_t src_len, std::size_t tgt_len);
+double decoder_only_flops_per_token(const TransformerConfig& c, std::size_t len);
 
 }  // namespace headlab

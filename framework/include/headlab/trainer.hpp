@@ -11,6 +11,19 @@
 // vocabularies from the training side (headlab/text.hpp), batches by a token
 // budget (headlab/batching.hpp), reports validation loss and greedy BLEU as it
 // trains, keeps the best-BLEU weights, and ends with test BLEU, greedy and beam.
+//
+// The induction task (src/induction_trainer.cpp; Olsson et al. 2022): a
+// decoder-only model reads [<s>] r_1..r_k r_1..r_k x_1..x_{2(T-k)}, all tokens
+// uniform over the ids [2, vocab), with the block length k drawn per sequence
+// from [ceil(T/2), T], and predicts every next token. Random tokens cannot be
+// predicted (loss ~ ln(vocab - 2)); from r_2 of the second copy on, a model
+// that finds the earlier copy of the current token and reads the token after it
+// (an induction head) predicts perfectly. Varying k matters: with a fixed k a
+// single layer solves the task by attending a fixed distance back.
+//
+// Every run directory ends with summary.json: task, steps, train_seconds,
+// valid_loss, valid_accuracy (copy: exact match; induction: repeated-half
+// accuracy), valid_bleu (translate), parameters, flops_per_token, interrupted.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +44,9 @@ class TensorFile;
 
 struct TrainOptions {
   // Task.
-  std::string task = "copy";   // copy | translate
+  std::string task = "copy";   // copy | translate | induction
   std::size_t vocab = 11;      // copy task: id 0 <pad>, 1 <s> (also a symbol), symbols 1..vocab-1
-  std::size_t length = 10;     // copy task: tokens per sequence, start symbol included
+  std::size_t length = 10;     // copy task: tokens per sequence, start symbol included; induction: the block T
   // Translation task: a TSV corpus `source<TAB>target`, word vocabularies from the training side.
   std::string train_file, valid_file, test_file;  // test is optional (test BLEU at the end)
   std::size_t min_freq = 2;       // rarer training tokens become <unk>
@@ -54,6 +67,8 @@ struct TrainOptions {
   double dropout = 0.0;
   bool norm_first = false;
   bool tie_embeddings = false; // one matrix for both embeddings and the generator
+  bool attention_only = false; // induction: layers without feed-forward blocks
+  bool rope = false;           // rotary positions on q and k instead of sinusoidal embeddings (relative positions only)
   // Optimisation: Adam (0.9, 0.98, 1e-9) with the Noam schedule.
   std::size_t steps = 2000;   // at most: stops early at 100% held-out exact match
   std::size_t batch = 64;
@@ -75,7 +90,7 @@ struct TrainOptions {
 
   // Per-task defaults: the translation task trains a larger model with dropout and label smoothing.
   static TrainOptions defaults_for(const std::string& task);
-  TransformerConfig model_config() const;  // copy task: vocabularies of `vocab` ids
+  TransformerConfig model_config() const;  // copy and induction tasks: vocabularies of `vocab` ids
   TransformerConfig model_config(std::size_t src_vocab, std::size_t tgt_vocab) const;
   void validate() const;               // throws ValueError naming the option and why
   std::string to_text() const;         // "key = value" lines (also what the checkpoint stores)
@@ -86,6 +101,9 @@ struct TrainResult {
   std::size_t steps_done = 0;
   std::vector<double> losses;  // one per step, from step 1 (resumed runs include the earlier ones)
   double exact_match = 0.0;    // copy: last held-out evaluation
+  // induction: held-out loss over all targets, over the predictable repeated half (r_2..r_T of the
+  // second copy) and over the first half, and accuracy on the repeated half (last evaluation).
+  double repeated_loss = 0.0, first_half_loss = 0.0, repeated_accuracy = 0.0;
   double seconds = 0.0;        // wall time of this call
   // translate: the best validation BLEU (x100), its validation loss, and test BLEU of those weights.
   double valid_bleu = 0.0, valid_loss = 0.0, test_bleu_greedy = 0.0, test_bleu_beam = 0.0;
@@ -113,7 +131,8 @@ TrainResult train(const TrainOptions& options, std::ostream& log);
 // the options it was trained with. The model is in eval mode.
 struct LoadedModel {
   TrainOptions options;
-  std::unique_ptr<Transformer<float>> model;
+  std::unique_ptr<Transformer<float>> model;  // copy and translate
+  std::unique_ptr<DecoderOnlyLM<float>> lm;   // induction
   std::size_t step = 0;
   Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
 };
@@ -125,6 +144,33 @@ IndexArray held_out_sequences(const TrainOptions& options, std::size_t count);
 
 // ---- Translation (src/translate_trainer.cpp) ----------------------------------
 TrainResult train_translation(const TrainOptions& options, std::ostream& log);
+
+// A pair as model ids: source + </s>, and <s> + target + </s>.
+EncodedPair encode_pair(const Vocabulary& src_vocab, const Vocabulary& tgt_vocab, const ParallelPair& pair);
+// Mean token negative log-likelihood (no smoothing) over `pairs`, in eval mode, without a graph.
+double translation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens);
+
+// ---- Induction (src/induction_trainer.cpp) ---------------------------------------
+// sequences (B, 2 T + 1): column 0 is <s> (id 1), then k_b ids uniform in [2, vocab), the same k_b ids
+// again, then 2 (T - k_b) more uniform ids; blocks[b] = k_b, uniform in [ceil(T/2), T] (T when
+// fixed_block). T = max_block.
+struct InductionBatch {
+  IndexArray sequences;
+  std::vector<std::size_t> blocks;
+};
+InductionBatch induction_batch(Generator& gen, std::size_t batch, std::size_t max_block, std::size_t vocab,
+                               bool fixed_block = false);
+struct InductionScore {
+  double loss = 0;               // mean next-token loss over all 2T targets
+  double first_half_loss = 0;    // targets r_1..r_k of the first copy
+  double repeated_loss = 0;      // targets r_2..r_k of the second copy (the predictable ones)
+  double repeated_accuracy = 0;  // argmax = target over those
+};
+// The scores of a decoder-only model on induction sequences (eval mode, no graph).
+InductionScore induction_eval(DecoderOnlyLM<float>& model, const InductionBatch& batch);
+// The held-out induction sequences of a run (a generator of their own).
+InductionBatch held_out_induction_sequences(const TrainOptions& options, std::size_t count);
+TrainResult train_induction(const TrainOptions& options, std::ostream& log);
 
 // Tokenizes, encodes (+ </s>), decodes (greedy, or beam when options.beam > 1)
 // in length-sorted chunks of `chunk` sentences, and returns each output's tokens
