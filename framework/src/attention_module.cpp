@@ -293,7 +293,8 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
   opt.training = this->is_training();
   opt.generator = call.generator;
   opt.need_weights = call.need_weights || taps_on_;
-  SdpaResult<T> attn = scaled_dot_product_attention(q, k, v, opt);
+  const bool tiled = c.flash && !opt.need_weights && !opt.attn_mask && !opt.attn_bias && !(opt.training && opt.dropout > 0);
+  SdpaResult<T> attn = tiled ? flash_attention(q, k, v, opt) : scaled_dot_product_attention(q, k, v, opt);
   Tensor<T> y = attn.output;  // (B, h, L, d)
 
   AttentionOutput<T> result;

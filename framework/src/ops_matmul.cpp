@@ -8,32 +8,15 @@
 // one gemm (n_total x k) @ (k x m) instead of a loop.
 #include <algorithm>
 
-#include <cblas.h>
-
 #include "headlab/course.hpp"
 #include "headlab/ops.hpp"
+#include "blas_gemm.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
 namespace {
 
-// C (M x N) = alpha * op(A) op(B) + beta * C, row-major, contiguous.
-void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, const float* A, const float* B,
-          float beta, float* C) {
-  const int lda = static_cast<int>(std::max<std::size_t>(1, trans_a ? M : K));
-  const int ldb = static_cast<int>(std::max<std::size_t>(1, trans_b ? K : N));
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f, A, lda, B, ldb, beta, C,
-              static_cast<int>(std::max<std::size_t>(1, N)));
-}
-void gemm(bool trans_a, bool trans_b, std::size_t M, std::size_t N, std::size_t K, const double* A, const double* B,
-          double beta, double* C) {
-  const int lda = static_cast<int>(std::max<std::size_t>(1, trans_a ? M : K));
-  const int ldb = static_cast<int>(std::max<std::size_t>(1, trans_b ? K : N));
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0, A, lda, B, ldb, beta, C,
-              static_cast<int>(std::max<std::size_t>(1, N)));
-}
+using detail::gemm;  // blas_gemm.hpp
 
 // The batch layout of one product: which matrix of a and of b feeds each output matrix.
 struct MatmulPlan {

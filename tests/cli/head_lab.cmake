@@ -57,3 +57,15 @@ expect_exit(cli.heads_bad_input_token_exits_2 2 "'99' is not a token id"
 expect_exit(cli.prune_zero_step_exits_2 2 "--step" ${HL} prune --checkpoint ${LAB}/copy/checkpoint.safetensors --step 0)
 set_tests_properties(cli.heads_block_too_long_exits_2 cli.heads_bad_input_token_exits_2 cli.prune_zero_step_exits_2
                      PROPERTIES FIXTURES_REQUIRED lab_copy)
+
+# prune on a copy-task checkpoint, and a sweep over the induction task (the third task ablate runs).
+add_test(NAME cli.prune_copy
+         COMMAND headlab_cli prune --checkpoint ${LAB}/copy/checkpoint.safetensors --sequences 64 --step 0.5
+                 --out ${LAB}/copy_prune)
+set_tests_properties(cli.prune_copy PROPERTIES PASS_REGULAR_EXPRESSION "metric: exact match.*of 6 heads"
+                     FIXTURES_REQUIRED lab_copy)
+add_test(NAME cli.ablate_induction
+         COMMAND sh -c "rm -rf ${LAB}/sweep && \"$0\" ablate --out ${LAB}/sweep --grid layers=1,2 --seeds 1,2 -j 2 -- --task induction --vocab 16 --length 6 --d-model 16 --heads 2 --steps 20 --eval-sequences 16 &&
+                        cat ${LAB}/sweep/summary.csv" ${HL})
+set_tests_properties(cli.ablate_induction PROPERTIES
+                     PASS_REGULAR_EXPRESSION "layers,n,valid_loss_mean,valid_loss_std,valid_accuracy_mean.*\n1,2,[0-9.]+,[0-9.]+,.*\n2,2,")

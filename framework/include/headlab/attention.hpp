@@ -62,6 +62,16 @@ template <typename T>
 SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
                                            const SdpaOptions<T>& options = {});
 
+// The same attention as one tiled kernel (src/attention_flash.cpp, FlashAttention-2 style):
+// blocks of `block` queries against blocks of keys with an online softmax, keeping only the
+// output and the row logsumexp; the backward recomputes the weights block by block. Supports
+// what the module needs: causal / window / sinks with positions, key_padding_mask, GQA, scale.
+// ValueError for attn_mask, attn_bias, need_weights or dropout in training (use the composed
+// scaled_dot_product_attention, the readable reference, for those).
+template <typename T>
+SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                              const SdpaOptions<T>& options = {}, std::size_t block = 64);
+
 // The boolean "not allowed" mask of shape (L, S) for causal / window / sinks over positions.
 MaskArray position_mask(const std::vector<std::int64_t>& query_positions,
                         const std::vector<std::int64_t>& key_positions, bool causal, std::size_t window,
@@ -95,6 +105,8 @@ struct AttentionConfig {
   double rope_base = 10000.0;
   std::size_t latent_dim = 0;     // MLA: shared latent c of size d_c (0 = off)
   std::size_t rope_dim = 0;       // MLA with rope: decoupled rotary key size d_R (shared by heads)
+  bool flash = false;             // the tiled kernel (flash_attention) whenever the call allows it:
+                                  // no attn_mask / attn_bias / weights / taps / attention dropout
 
   std::size_t kv_heads() const { return num_kv_heads ? num_kv_heads : num_heads; }
   std::size_t dim_head() const { return head_dim ? head_dim : (num_heads ? d_model / num_heads : 0); }
