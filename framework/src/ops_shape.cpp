@@ -67,6 +67,31 @@ Array<T> permute_values(const Array<T>& x, const std::vector<std::size_t>& order
   Array<T> y = detail::empty_array<T>(out);
   const T* src = x.data();
   T* dst = y.data();
+  const std::size_t n = order.size();
+  if (n >= 2 && order[n - 1] == n - 1) {
+    // The last axis stays last (head split / merge): move whole contiguous rows.
+    const std::size_t row = in[n - 1];
+    const Shape outer(out.begin(), out.end() - 1);
+    const std::vector<std::size_t> outer_strides(strides.begin(), strides.end() - 1);
+    if (row > 0)
+      detail::for_each_strided(outer, outer_strides, [&](std::size_t i, std::size_t j) {
+        std::memcpy(dst + i * row, src + j, row * sizeof(T));
+      });
+    return y;
+  }
+  bool last_two_swapped = n >= 2 && order[n - 1] == n - 2 && order[n - 2] == n - 1;
+  for (std::size_t i = 0; i + 2 < n && last_two_swapped; ++i) last_two_swapped = order[i] == i;
+  if (last_two_swapped) {
+    // A batch of matrices transposed: (..., R, C) -> (..., C, R).
+    const std::size_t R = in[n - 2], C = in[n - 1], matrices = (R > 0 && C > 0) ? x.size() / (R * C) : 0;
+    for (std::size_t m = 0; m < matrices; ++m) {
+      const T* a = src + m * R * C;
+      T* b = dst + m * R * C;
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t c = 0; c < C; ++c) b[c * R + r] = a[r * C + c];
+    }
+    return y;
+  }
   detail::for_each_strided(out, strides, [&](std::size_t i, std::size_t j) { dst[i] = src[j]; });
   return y;
 }
