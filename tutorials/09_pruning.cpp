@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   const auto [quick, out] = study::study_args(argc, argv, "pruning_runs");
-  TrainOptions o = study::translation_options(HEADLAB_DATASETS_DIR, quick ? 30 : 1200);
+  TrainOptions o = study::translation_options(HEADLAB_DATASETS_DIR, quick ? 30 : 1200, quick);
   if (quick) {
     o.d_model = 32;
     o.ff_dim = 64;
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
             << "+" << o.layers << " layers, " << o.steps << " steps):\n";
   const study::SeedRuns run = study::train_seeds("translate", o, {1}, out);
   LoadedModel model = load_trained_model((fs::path(run.run_dirs[0]) / "checkpoint.safetensors").string());
-  HeadLabTask task(model, 0);  // every validation pair
+  HeadLabTask task(model, quick ? 16 : 0);  // every validation pair (quick: the first 16)
   const double step = quick ? 0.5 : 0.1;
 
   std::cout << "\n2. Importance of every head (normalised per module) at the full model:\n";
