@@ -10,6 +10,8 @@ with one thread (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1)), and an sgemm
 (512^3) at the start of each repetition. Per configuration it prints the median over repetitions of
 each side's median ms/step, the ratio PyTorch / headlab, headlab's GFLOP/s (3 x forward FLOPs per
 step) and that as a fraction of the sgemm GFLOP/s measured in the same run, and both peak RSS.
+headlab runs twice per configuration: with the composed attention (the readable reference, the
+default) and with the tiled kernel (`AttentionConfig::flash`, bench_train_step's `flash` argument).
 """
 import argparse
 import json
@@ -42,6 +44,7 @@ def main():
         sys.exit(f"compare_train: {a.bench} not found; build it first: cmake --build --preset release")
     configs = a.configs.split(",")
     ours = {c: [] for c in configs}
+    tiled = {c: [] for c in configs}
     theirs = {c: [] for c in configs}
     sgemm = []
     started = time.time()
@@ -49,12 +52,13 @@ def main():
         sgemm.append(run_json([a.bench, "sgemm", "512"])["gflops"])
         for c in configs:
             sides = [("headlab", [a.bench, c, str(a.steps), str(a.warmup)]),
-                     ("pytorch", ["/usr/bin/python3", os.path.join(HERE, "train_twin.py"), c, str(a.steps), str(a.warmup)])]
+                     ("pytorch", ["/usr/bin/python3", os.path.join(HERE, "train_twin.py"), c, str(a.steps), str(a.warmup)]),
+                     ("tiled", [a.bench, c, str(a.steps), str(a.warmup), "flash"])]
             if r % 2:
                 sides.reverse()
             for side, cmd in sides:
                 res = run_json(cmd)
-                (ours if side == "headlab" else theirs)[c].append(res)
+                {"headlab": ours, "pytorch": theirs, "tiled": tiled}[side][c].append(res)
                 print(f"  repeat {r + 1} {c:9s} {side:8s} {res['ms_per_step']:8.2f} ms/step", file=sys.stderr)
     peak = statistics.median(sgemm)
     lines = [f"Single thread, medians over {a.repeat} alternating repetitions of {a.steps} steps "
@@ -62,19 +66,19 @@ def main():
              f"(each repetition: {', '.join(f'{g:.0f}' for g in sgemm)}).",
              "",
              "| config | headlab ms/step | PyTorch ms/step | PyTorch / headlab | headlab GFLOP/s | of sgemm | "
-             "headlab RSS MB | PyTorch RSS MB | RSS ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for c in configs:
-        o = statistics.median(x["ms_per_step"] for x in ours[c])
+             "headlab RSS MB | PyTorch RSS MB | RSS ratio | ms/step per repetition (headlab/PyTorch) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [(c, "", ours[c]) for c in configs] + [(c, " (tiled attention)", tiled[c]) for c in configs]
+    for c, label, runs in rows:
+        o = statistics.median(x["ms_per_step"] for x in runs)
         t = statistics.median(x["ms_per_step"] for x in theirs[c])
-        flops = ours[c][0]["flops_per_step"]
+        flops = runs[0]["flops_per_step"]
         gf = flops / (o * 1e6)
-        ro = max(x["peak_rss_mb"] for x in ours[c])
+        ro = max(x["peak_rss_mb"] for x in runs)
         rt = max(x["peak_rss_mb"] for x in theirs[c])
-        spread = ", ".join(f"{x['ms_per_step']:.1f}/{y['ms_per_step']:.1f}" for x, y in zip(ours[c], theirs[c]))
-        lines.append(f"| {c} | {o:.2f} | {t:.2f} | **{t / o:.2f}x** | {gf:.1f} | {100 * gf / peak:.0f}% | "
-                     f"{ro:.0f} | {rt:.0f} | {ro / rt:.2f} |")
-        lines.append(f"|   ({c}: headlab/PyTorch per repetition {spread}) | | | | | | | | |")
+        spread = " ".join(f"{x['ms_per_step']:.1f}/{y['ms_per_step']:.1f}" for x, y in zip(runs, theirs[c]))
+        lines.append(f"| {c}{label} | {o:.2f} | {t:.2f} | **{t / o:.2f}x** | {gf:.1f} | {100 * gf / peak:.0f}% | "
+                     f"{ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {spread} |")
     lines += ["", f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} vCPUs; "
               f"{time.time() - started:.0f} s for the whole comparison.",
               "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`"]

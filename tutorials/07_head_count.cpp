@@ -11,7 +11,7 @@
 // parameters, forward FLOPs per target token, training seconds; mean ± std over seeds.
 //
 // usage: tutorial_head_count [--quick] [OUT_DIR]
-//   full: 27 runs of ~35 s (about 16 minutes on one core); --quick: d_model 32, h in {1, 4}, 1 seed,
+//   full: 27 runs of ~35 s (about 19 minutes on one core); --quick: d_model 32, h in {1, 4}, 1 seed,
 //   20 steps (for the test suite).
 #include <filesystem>
 #include <fstream>

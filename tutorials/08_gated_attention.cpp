@@ -15,7 +15,7 @@
 //   mean gate value over heads (gated variants).
 //
 // usage: tutorial_gated_attention [--quick] [OUT_DIR]
-//   full: 9 runs of ~35 s (about 6 minutes); --quick: d_model 32, 1 seed, 20 steps (for the test suite).
+//   full: 9 runs of ~35 s (about 5.5 minutes); --quick: d_model 32, 1 seed, 20 steps (for the test suite).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
