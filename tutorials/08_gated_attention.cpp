@@ -15,7 +15,7 @@
 //   mean gate value over heads (gated variants).
 //
 // usage: tutorial_gated_attention [--quick] [OUT_DIR]
-//   full: 9 runs of ~35 s (about 5.5 minutes); --quick: d_model 32, 1 seed, 20 steps (for the test suite).
+//   full: 9 runs of ~35 s (about 5.5 minutes); --quick: d_model 32, 1 seed, 5 steps (for the test suite).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   const auto [quick, out] = study::study_args(argc, argv, "gated_attention_runs");
-  TrainOptions o = study::translation_options(HEADLAB_DATASETS_DIR, quick ? 20 : 600, quick);
+  TrainOptions o = study::translation_options(HEADLAB_DATASETS_DIR, quick ? 5 : 600, quick);
   o.d_model = quick ? 32 : 64;  // the model of study 2 with 4 heads
   o.heads = 4;
   o.ff_dim = quick ? 64 : 256;

@@ -558,6 +558,7 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     return o.time_budget <= 0 ||
            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.time_budget;
   };
+  bool evaluated_last = false;
   while (st.step < o.steps && within_budget()) {
     const IndexArray data = copy_task_batch(data_rng, o.batch, o.length, o.vocab);
     const IndexArray tgt_in = xt::view(data, xt::all(), xt::range(0, L - 1));
@@ -577,7 +578,8 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
 
     const bool last = st.step == o.steps;
-    if (st.step % o.eval_every == 0 || last) {
+    evaluated_last = st.step % o.eval_every == 0 || last;
+    if (evaluated_last) {
       result.exact_match = copy_exact_match(model, held_out);
       row.set("valid_exact_match", result.exact_match);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -599,6 +601,8 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     }
   }
   if (progress) progress->finish();
+  // Stopped by the time budget or a request between evaluations: score the final weights.
+  if (!evaluated_last && st.step > 0) result.exact_match = copy_exact_match(model, held_out);
   if (!ckpt.empty()) {
     save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st);
     std::vector<double> steps(st.losses.size());

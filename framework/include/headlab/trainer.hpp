@@ -100,7 +100,7 @@ struct TrainOptions {
 struct TrainResult {
   std::size_t steps_done = 0;
   std::vector<double> losses;  // one per step, from step 1 (resumed runs include the earlier ones)
-  double exact_match = 0.0;    // copy: last held-out evaluation
+  double exact_match = 0.0;    // copy: held-out exact match of the final weights
   // induction: held-out loss over all targets, over the predictable repeated half (r_2..r_T of the
   // second copy) and over the first half, and accuracy on the repeated half (last evaluation).
   double repeated_loss = 0.0, first_half_loss = 0.0, repeated_accuracy = 0.0;
