@@ -73,15 +73,11 @@ int main(int argc, char** argv) {
       bleu.push_back(t.valid_bleu);
       secs.push_back(t.train_seconds);
     }
-    std::ifstream summary(fs::path(r.runs.run_dirs[0]) / "summary.json");
-    const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
-    auto field = [&](const std::string& key) {  // a number of summary.json (same for every seed)
-      const auto at = text.find("\"" + key + "\": ");
-      return at == std::string::npos ? std::string("?") : text.substr(at + key.size() + 4, text.find_first_of(",\n", at) - at - key.size() - 4);
-    };
+    // Parameters and FLOPs per token from the first run's summary.json (the same for every seed).
+    auto summary = run_summary_numbers(r.runs.run_dirs[0]);
     std::cout << "| " << r.variant << " | " << r.heads << " | " << r.head_dim << " | " << study::mean_pm_std(loss) << " | "
-              << study::mean_pm_std(ppl, 1) << " | " << study::mean_pm_std(bleu, 2) << " | " << field("parameters")
-              << " | " << field("flops_per_token") << " | " << study::mean_pm_std(secs, 1) << " |\n";
+              << study::mean_pm_std(ppl, 1) << " | " << study::mean_pm_std(bleu, 2) << " | " << std::llround(summary["parameters"])
+              << " | " << std::llround(summary["flops_per_token"]) << " | " << study::mean_pm_std(secs, 1) << " |\n";
     const MetricStats l = mean_std(loss), b = mean_std(bleu);
     for (auto* series : {&loss_series, &bleu_series}) {
       ChartSeries& s = (*series)[r.variant];

@@ -57,12 +57,11 @@ int main(int argc, char** argv) {
       largest.push_back(big);
       if (ng) gate_mean.push_back(g / ng);
     }
-    LoadedModel first = load_trained_model((fs::path(runs.run_dirs[0]) / "checkpoint.safetensors").string());
     std::ostringstream row;
     row << "| " << gate << " | " << study::mean_pm_std(loss) << " | " << study::mean_pm_std(bleu, 2) << " | "
         << study::mean_pm_std(dec_sink) << " | " << study::mean_pm_std(enc_sink) << " | "
         << study::mean_pm_std(largest, 2) << " | " << study::mean_pm_std(gate_mean) << " | "
-        << first.model->parameter_count() << " |";
+        << std::llround(run_summary_numbers(runs.run_dirs[0])["parameters"]) << " |";
     table.push_back(row.str());
   }
   std::cout << "\n| gate | validation loss | greedy BLEU | sink mass, decoder self | sink mass, encoder self | "

@@ -45,6 +45,28 @@ std::string site_label(const AttentionSite& s) {
   return "layer " + std::to_string(s.layer);
 }
 
+// An SVG heatmap of one value per (module, head): values[s][h] for site s; short rows (modules with
+// fewer heads) are padded with NaN. A fixed scale [0, 1] unless unit_scale is false.
+std::string site_heatmap(const std::vector<AttentionSite>& sites, std::vector<std::vector<double>> values,
+                         const std::string& title, bool unit_scale) {
+  HeatmapOptions ho;
+  ho.title = title;
+  ho.x_label = "head";
+  ho.y_label = "attention module";
+  std::size_t max_heads = 0;
+  for (const auto& s : sites) {
+    ho.row_labels.push_back(site_label(s));
+    max_heads = std::max(max_heads, s.heads());
+  }
+  for (std::size_t h = 0; h < max_heads; ++h) ho.col_labels.push_back("h" + std::to_string(h));
+  for (auto& row : values) row.resize(max_heads, std::nan(""));
+  if (unit_scale) {
+    ho.vmin = 0.0;
+    ho.vmax = 1.0;
+  }
+  return svg_heatmap(values, ho);
+}
+
 // Token ids from "1 4 2 9": each in [0, vocab); ValueError naming the word otherwise.
 std::vector<std::int64_t> parse_ids(const std::string& text, std::size_t vocab) {
   std::vector<std::int64_t> ids;
@@ -178,29 +200,13 @@ int run_heads(const HeadsOptions& o) {
                                {"previous_token", "previous-token score", &HeadRoles::previous_token},
                                {"induction", "induction score", &HeadRoles::induction}};
   if (gated) scores.push_back({"gate_mean", "mean gate value", &HeadRoles::gate_mean});
-  std::vector<std::string> row_labels, col_labels;
-  std::size_t max_heads = 0;
-  for (const auto& s : sites) {
-    row_labels.push_back(site_label(s));
-    max_heads = std::max(max_heads, s.heads());
-  }
-  for (std::size_t h = 0; h < max_heads; ++h) col_labels.push_back("h" + std::to_string(h));
   for (const auto& score : scores) {
-    std::vector<std::vector<double>> values(sites.size(), std::vector<double>(max_heads, std::nan("")));
-    std::size_t k = 0;
+    std::vector<std::vector<double>> values(sites.size());
+    std::size_t k = 0;  // rows are in site order, heads within
     for (std::size_t s = 0; s < sites.size(); ++s)
-      for (std::size_t h = 0; h < sites[s].heads(); ++h) values[s][h] = rows[k++].*score.field;
-    HeatmapOptions ho;
-    ho.title = score.title;
-    ho.x_label = "head";
-    ho.y_label = "attention module";
-    ho.row_labels = row_labels;
-    ho.col_labels = col_labels;
-    if (std::string(score.key) != "entropy") {
-      ho.vmin = 0.0;
-      ho.vmax = 1.0;
-    }
-    std::ofstream(dir / ("heatmap_" + std::string(score.key) + ".svg")) << svg_heatmap(values, ho);
+      for (std::size_t h = 0; h < sites[s].heads(); ++h) values[s].push_back(rows[k++].*score.field);
+    std::ofstream(dir / ("heatmap_" + std::string(score.key) + ".svg"))
+        << site_heatmap(sites, values, score.title, std::string(score.key) != "entropy");
   }
   write_attention_maps(m, o, probe, dir / "attention_maps.svg");
   std::cout << "wrote " << (dir / "heads.csv").string() << ", attention_maps.svg and heatmap_*.svg in " << dir.string()
@@ -225,27 +231,11 @@ int run_prune(const PruneOptions& o) {
   clear_head_mask(sites);
   std::ofstream icsv(dir / "importance.csv");
   icsv << "site,head,importance_raw,importance_normalised\n";
-  std::vector<std::vector<double>> heat;
-  std::vector<std::string> row_labels, col_labels;
-  std::size_t max_heads = 0;
-  for (std::size_t s = 0; s < sites.size(); ++s) {
+  for (std::size_t s = 0; s < sites.size(); ++s)
     for (std::size_t h = 0; h < sites[s].heads(); ++h)
       icsv << sites[s].name << "," << h << "," << imp.raw[s][h] << "," << imp.normalised[s][h] << "\n";
-    heat.push_back(imp.normalised[s]);
-    row_labels.push_back(site_label(sites[s]));
-    max_heads = std::max(max_heads, sites[s].heads());
-  }
-  for (auto& r : heat) r.resize(max_heads, std::nan(""));
-  for (std::size_t h = 0; h < max_heads; ++h) col_labels.push_back("h" + std::to_string(h));
-  HeatmapOptions ho;
-  ho.title = "head importance |dL/dxi|, normalised per module";
-  ho.x_label = "head";
-  ho.y_label = "attention module";
-  ho.row_labels = row_labels;
-  ho.col_labels = col_labels;
-  ho.vmin = 0.0;
-  ho.vmax = 1.0;
-  std::ofstream(dir / "importance.svg") << svg_heatmap(heat, ho);
+  std::ofstream(dir / "importance.svg")
+      << site_heatmap(sites, imp.normalised, "head importance |dL/dxi|, normalised per module", true);
 
   const std::vector<PruneStep> ranked = prune_heads(task, true, o.step, o.seed);
   const std::vector<PruneStep> random = prune_heads(task, false, o.step, o.seed);

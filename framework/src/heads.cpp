@@ -310,7 +310,6 @@ HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::s
     references_.push_back(tokenize(p.target));
   }
   pair_batches_ = token_budget_batches(pairs_, o.max_tokens);
-  for (std::size_t i = 0; i < pair_batches_.size(); ++i) batches_.emplace_back();  // counted, built on demand
 }
 
 Tensor<float> HeadLabTask::batch_loss(std::size_t i) {

@@ -398,6 +398,14 @@ bool finished_summary(const json& summary) {
 }
 }  // namespace
 
+std::map<std::string, double> run_summary_numbers(const fs::path& run_dir) {
+  std::map<std::string, double> numbers;
+  const json summary = read_summary(run_dir);  // kept alive: items() only refers to it
+  for (const auto& [name, value] : summary.items())
+    if (value.is_number() || value.is_null()) numbers[name] = value.is_null() ? kNaN : value.get<double>();
+  return numbers;
+}
+
 RunState run_state(const fs::path& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) return RunState::NotStarted;
@@ -467,12 +475,10 @@ SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, 
       summary.unfinished.push_back({run.name, state, note == notes.end() ? "" : note->second});
       continue;
     }
-    const json doc = read_summary(dir);
     ++cell.finished;
-    for (const auto& [name, value] : doc.items()) {
-      if (!(value.is_number() || value.is_null())) continue;
+    for (const auto& [name, value] : run_summary_numbers(dir)) {
       if (std::find(std::begin(kNotMetrics), std::end(kNotMetrics), name) != std::end(kNotMetrics)) continue;
-      samples[it->second][name].push_back(value.is_null() ? kNaN : value.get<double>());
+      samples[it->second][name].push_back(value);
       if (std::find(found.begin(), found.end(), name) == found.end()) found.push_back(name);
     }
   }

@@ -137,6 +137,9 @@ enum class RunState {
   Finished,    // summary.json with "interrupted" absent or false
 };
 RunState run_state(const std::filesystem::path& run_dir);
+// The numeric fields of run_dir/summary.json (null read as NaN); empty when the file is missing
+// or not a JSON object.
+std::map<std::string, double> run_summary_numbers(const std::filesystem::path& run_dir);
 const char* to_string(RunState state);  // "not started", "started", "resumable", "finished"
 
 // ---------------------------------------------------------------------------
