@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/compare_train.py [--repeat 3] [--steps 20] [--warmup 3] [--configs copy,translate,lm]
                                             [--bench build/release/bench/bench_train_step] [--out FILE.md]
+                                            [--flush-denormals]
 
 For every repetition and configuration it runs headlab's bench_train_step and the PyTorch twin
 (bench/train_twin.py) one after the other, alternating which goes first, each in its own process
@@ -12,6 +13,9 @@ each side's median ms/step, the ratio PyTorch / headlab, headlab's GFLOP/s (3 x 
 step) and that as a fraction of the sgemm GFLOP/s measured in the same run, and both peak RSS.
 headlab runs twice per configuration: with the composed attention (the readable reference, the
 default) and with the tiled kernel (`AttentionConfig::flash`, bench_train_step's `flash` argument).
+--flush-denormals runs both sides with subnormal floats flushed to zero (headlab::set_flush_denormal,
+torch.set_flush_denormal): these post-LN models saturate some softmax rows from the first step, and
+arithmetic on the resulting subnormals is slow on x86 for both libraries.
 """
 import argparse
 import json
@@ -39,6 +43,7 @@ def main():
     ap.add_argument("--configs", default="copy,translate,lm")
     ap.add_argument("--bench", default=os.path.join(os.path.dirname(HERE), "build/release/bench/bench_train_step"))
     ap.add_argument("--out", help="also write the Markdown report here")
+    ap.add_argument("--flush-denormals", action="store_true", help="both sides flush subnormal floats to zero")
     a = ap.parse_args()
     if not os.path.exists(a.bench):
         sys.exit(f"compare_train: {a.bench} not found; build it first: cmake --build --preset release")
@@ -51,9 +56,11 @@ def main():
     for r in range(a.repeat):
         sgemm.append(run_json([a.bench, "sgemm", "512"])["gflops"])
         for c in configs:
-            sides = [("headlab", [a.bench, c, str(a.steps), str(a.warmup)]),
-                     ("pytorch", ["/usr/bin/python3", os.path.join(HERE, "train_twin.py"), c, str(a.steps), str(a.warmup)]),
-                     ("tiled", [a.bench, c, str(a.steps), str(a.warmup), "flash"])]
+            ftz = ["ftz"] if a.flush_denormals else []
+            sides = [("headlab", [a.bench, c, str(a.steps), str(a.warmup)] + ftz),
+                     ("pytorch", ["/usr/bin/python3", os.path.join(HERE, "train_twin.py"), c, str(a.steps), str(a.warmup)]
+                      + ftz),
+                     ("tiled", [a.bench, c, str(a.steps), str(a.warmup), "flash"] + ftz)]
             if r % 2:
                 sides.reverse()
             for side, cmd in sides:
@@ -61,7 +68,8 @@ def main():
                 {"headlab": ours, "pytorch": theirs, "tiled": tiled}[side][c].append(res)
                 print(f"  repeat {r + 1} {c:9s} {side:8s} {res['ms_per_step']:8.2f} ms/step", file=sys.stderr)
     peak = statistics.median(sgemm)
-    lines = [f"Single thread, medians over {a.repeat} alternating repetitions of {a.steps} steps "
+    lines = [("Subnormal floats flushed to zero on both sides. " if a.flush_denormals else "") +
+             f"Single thread, medians over {a.repeat} alternating repetitions of {a.steps} steps "
              f"(after {a.warmup} warm-up steps); sgemm 512^3 in the same run: {peak:.1f} GFLOP/s "
              f"(each repetition: {', '.join(f'{g:.0f}' for g in sgemm)}).",
              "",

@@ -2,8 +2,8 @@
 // machine's sgemm rate, for bench/compare_train.py (which runs the PyTorch twin, bench/train_twin.py,
 // on the same configurations and alternates the two sides).
 //
-//   bench_train_step copy|translate|lm [steps] [warmup] [flash]   -> one JSON line
-//                                           (flash: the tiled attention kernel in every module)
+//   bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz]   -> one JSON line
+//        flash: the tiled attention kernel in every module; ftz: set_flush_denormal(true)
 //   bench_train_step sgemm [n]                              -> one JSON line: GFLOP/s of an n^3 sgemm
 //
 // The configurations (defined here and in train_twin.py, kept equal by hand):
@@ -107,7 +107,22 @@ int main(int argc, char** argv) {
   tc.decoder_layers = cfg->layers;
   tc.dropout = 0.0;
   tc.attention.num_heads = cfg->heads;
-  const bool flash = argc > 4 && std::string(argv[4]) == "flash";
+  bool flash = false, ftz = false;
+  for (int i = 4; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "flash") {
+      flash = true;
+    } else if (arg == "ftz") {
+      ftz = true;
+    } else {
+      std::cerr << "bench_train_step: unknown argument '" << arg << "' (flash, ftz)\n";
+      return 2;
+    }
+  }
+  if (ftz && !set_flush_denormal(true)) {
+    std::cerr << "bench_train_step: flushing denormals is not supported here\n";
+    return 2;
+  }
   tc.attention.flash = flash;
   tc.src_vocab = cfg->decoder_only ? 1 : cfg->vocab;
   tc.tgt_vocab = cfg->vocab;
@@ -150,7 +165,7 @@ int main(int argc, char** argv) {
   std::size_t n_params = 0;
   for (const auto& p : params) n_params += p.value().size();
   std::cout << "{\"side\": \"headlab\", \"config\": \"" << cfg->name << "\", \"flash\": " << (flash ? "true" : "false")
-            << ", \"ms_per_step\": " << m
+            << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"ms_per_step\": " << m
             << ", \"flops_per_step\": " << flops << ", \"gflops\": " << flops / (m * 1e6)
             << ", \"parameters\": " << n_params << ", \"peak_rss_mb\": " << peak_rss_mb() << ", \"steps\": " << steps
             << "}\n";

@@ -90,6 +90,8 @@ def main():
     name = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     warmup = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    ftz = "ftz" in sys.argv[4:]  # as bench_train_step's ftz: subnormal floats read and written as 0
+    torch.set_flush_denormal(ftz)
     c = CONFIGS[name]
     model = DecoderOnly(c) if c["decoder_only"] else Seq2Seq(c)
     model.train()
@@ -107,7 +109,8 @@ def main():
         opt.step()
         if s >= warmup:
             times.append(1000 * (time.perf_counter() - t0))
-    print(json.dumps({"side": "pytorch", "config": name, "ms_per_step": statistics.median(times),
+    print(json.dumps({"side": "pytorch", "config": name, "flush_denormals": ftz,
+                      "ms_per_step": statistics.median(times),
                       "parameters": sum(p.numel() for p in model.parameters()),
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "steps": steps}))
 

@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
 
   CLI::App app{"headlab: an autodiff framework for studying multi-head attention"};
   app.require_subcommand(1);
+  bool flush_denormals = false;
+  app.add_flag("--flush-denormals", flush_denormals,
+               "treat subnormal floats as zero (torch.set_flush_denormal): faster when a saturated softmax "
+               "produces them; give it before the command, e.g. headlab --flush-denormals train ...");
 
   headlab::cli::MlpDemoOptions mlp;
   auto* demo = app.add_subcommand("mlp-demo", "train a tiny MLP on two spirals with the autograd engine");
@@ -130,6 +134,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;  // a usage error: bad flag or value
+  }
+  if (flush_denormals && !headlab::set_flush_denormal(true)) {
+    std::cerr << "headlab: --flush-denormals is not supported on this CPU\n";
+    return 2;
   }
   try {
     if (*demo) return headlab::cli::run_mlp_demo(mlp);

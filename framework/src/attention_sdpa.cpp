@@ -151,9 +151,13 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
   const auto sB = static_cast<std::ptrdiff_t>(B), sh = static_cast<std::ptrdiff_t>(h),
              shkv = static_cast<std::ptrdiff_t>(hkv), sL = static_cast<std::ptrdiff_t>(L),
              sS = static_cast<std::ptrdiff_t>(S), sg = static_cast<std::ptrdiff_t>(groups);
-  const Tensor<T> q_grouped = reshape(q, {sB, shkv, sg * sL, static_cast<std::ptrdiff_t>(d)});
+  // The grouped views; with one query head per kv head (g = 1) they are the tensors themselves.
+  auto view = [groups](const Tensor<T>& t, const std::vector<std::ptrdiff_t>& shape) {
+    return groups == 1 ? t : reshape(t, shape);
+  };
+  const Tensor<T> q_grouped = view(q, {sB, shkv, sg * sL, static_cast<std::ptrdiff_t>(d)});
   Tensor<T> scores = matmul(q_grouped, transpose(k, -1, -2)) * static_cast<T>(scale);
-  scores = reshape(scores, {sB, sh, sL, sS});
+  scores = view(scores, {sB, sh, sL, sS});
   if (opt.attn_bias) scores = scores + Tensor<T>(*opt.attn_bias);
   if (!hidden.empty()) {
     MaskArray m = MaskArray::from_shape(full);
@@ -166,8 +170,8 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
   Tensor<T> attn = weights;
   if (opt.training && opt.dropout > 0) attn = dropout(weights, static_cast<T>(opt.dropout), *opt.generator, true);
   // (B, h_kv, g L, S) @ (B, h_kv, S, d_v) -> (B, h_kv, g L, d_v) -> (B, h, L, d_v)
-  const Tensor<T> out = matmul(reshape(attn, {sB, shkv, sg * sL, sS}), v);
-  result.output = reshape(out, {sB, sh, sL, static_cast<std::ptrdiff_t>(dv)});
+  const Tensor<T> out = matmul(view(attn, {sB, shkv, sg * sL, sS}), v);
+  result.output = view(out, {sB, sh, sL, static_cast<std::ptrdiff_t>(dv)});
   if (opt.need_weights) result.weights = weights;
   return result;
   // END TASK 2.1

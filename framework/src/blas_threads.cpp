@@ -1,8 +1,12 @@
-// Process-wide runtime settings: OpenBLAS threads and the allocator.
+// Process-wide runtime settings: OpenBLAS threads, the allocator, denormals.
 // The only file that includes <cblas.h> for OpenBLAS's thread control.
 #include <cblas.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#endif
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define HEADLAB_HAS_MXCSR 1
 #endif
 
 namespace headlab {
@@ -18,6 +22,18 @@ void tune_allocator() {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
+#endif
+}
+
+bool set_flush_denormal(bool on) {
+#if defined(HEADLAB_HAS_MXCSR)
+  // MXCSR bit 15 (FTZ): results below FLT_MIN become 0; bit 6 (DAZ): such inputs read as 0.
+  constexpr unsigned int ftz_daz = 0x8040;
+  const unsigned int csr = _mm_getcsr();
+  _mm_setcsr(on ? (csr | ftz_daz) : (csr & ~ftz_daz));
+  return true;
+#else
+  return !on;  // nothing to do to turn it off; cannot turn it on here
 #endif
 }
 

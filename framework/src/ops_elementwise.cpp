@@ -39,7 +39,8 @@ Tensor<T> add(const Tensor<T>& a, const Tensor<T>& b) {
   Array<T> c = a.value() + b.value();
   return make_result<T>("add", std::move(c), {a, b}, [](Node<T>& out) {
     if (wants_grad(out, 0)) accumulate_grad(*out.inputs[0], unbroadcast(out.grad, in_shape(out, 0)), "add");
-    if (wants_grad(out, 1)) accumulate_grad(*out.inputs[1], unbroadcast(out.grad, in_shape(out, 1)), "add");
+    if (wants_grad(out, 1))
+      accumulate_grad(*out.inputs[1], unbroadcast(detail::pass_on_grad(out), in_shape(out, 1)), "add");
   });
 }
 
@@ -202,9 +203,16 @@ Tensor<T> sigmoid(const Tensor<T>& x) {
 // y = max(x, 0);  dx = dy * [x > 0]
 template <typename T>
 Tensor<T> relu(const Tensor<T>& x) {
-  Array<T> y = xt::maximum(x.value(), T(0));
+  Array<T> y = detail::empty_array<T>(x.shape());
+  const T* xv = x.value().data();
+  T* yv = y.data();
+  for (std::size_t i = 0; i < y.size(); ++i) yv[i] = xv[i] < T(0) ? T(0) : xv[i];  // a NaN stays NaN
   return make_result<T>("relu", std::move(y), {x}, [](Node<T>& out) {
-    Array<T> g = xt::where(out.value > T(0), out.grad, T(0));
+    Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
+    const T* yv = out.value.data();
+    const T* dy = out.grad.data();
+    T* dx = g.data();
+    for (std::size_t i = 0; i < g.size(); ++i) dx[i] = yv[i] > T(0) ? dy[i] : T(0);
     accumulate_grad(*out.inputs[0], std::move(g), "relu");
   });
 }

@@ -103,7 +103,7 @@ Tensor<T> masked_fill(const Tensor<T>& x, const MaskArray& mask, T value) {
   for (std::size_t i = 0; i < m.size(); ++i)
     if (m[i]) y.data()[i] = value;
   return make_result<T>("masked_fill", std::move(y), {x}, [m = std::move(m)](Node<T>& node) {
-    Array<T> g = node.grad;
+    Array<T> g = detail::pass_on_grad(node);
     for (std::size_t i = 0; i < m.size(); ++i)
       if (m[i]) g.data()[i] = T(0);
     accumulate_grad(*node.inputs[0], std::move(g), "masked_fill");

@@ -6,11 +6,13 @@
 //   dlogits[n, c] = (dloss / K) (softmax[n, c] - (1 - eps) [c == y_n] - eps / C),  0 for ignored n
 // This is torch.nn.functional.cross_entropy(reduction='mean') with
 // ignore_index and label_smoothing, except that K == 0 gives 0, not NaN.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "headlab/course.hpp"
 #include "headlab/ops.hpp"
+#include "row_kernels.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
@@ -49,19 +51,13 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets, std:
     const std::int64_t y = targets.data()[n];
     if (y == ignore_index) continue;
     const T* row = x + n * C;
-    T m = -std::numeric_limits<T>::infinity();
-    for (std::size_t c = 0; c < C; ++c) m = std::max(m, row[c]);
-    T sum_exp = 0, sum_shifted = 0;
-    for (std::size_t c = 0; c < C; ++c) {
-      const T e = std::exp(row[c] - m);
-      probs.data()[n * C + c] = e;
-      sum_exp += e;
-      sum_shifted += row[c] - m;
-    }
-    const T log_z = std::log(sum_exp);  // lsm[c] = row[c] - m - log_z
-    for (std::size_t c = 0; c < C; ++c) probs.data()[n * C + c] /= sum_exp;
+    T* p = probs.data() + n * C;
+    const T m = detail::row_max(row, C);
+    const T sum_exp = detail::row_exp_shifted(row, m, p, C);  // p = exp(row - m)
+    const T log_z = std::log(sum_exp);                         // lsm[c] = row[c] - m - log_z
+    for (std::size_t c = 0; c < C; ++c) p[c] /= sum_exp;
     const T lsm_y = row[y] - m - log_z;
-    const T sum_lsm = sum_shifted - T(C) * log_z;
+    const T sum_lsm = detail::row_sum(row, C) - T(C) * (m + log_z);
     total += -(T(1) - eps) * lsm_y - (eps / T(C)) * sum_lsm;
     ++kept;
   }
@@ -69,17 +65,18 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets, std:
   loss() = kept ? total / T(kept) : T(0);
   return make_result<T>("cross_entropy", std::move(loss), {logits},
                         [targets, ignore_index, eps, N, C, kept, probs = std::move(probs)](Node<T>& out) {
-                          Array<T> g = xt::zeros<T>(Shape{N, C});
-                          if (kept > 0) {
-                            const T scale = out.grad() / T(kept);
-                            for (std::size_t n = 0; n < N; ++n) {
-                              const std::int64_t y = targets.data()[n];
-                              if (y == ignore_index) continue;
-                              T* gr = g.data() + n * C;
-                              const T* p = probs.data() + n * C;
-                              for (std::size_t c = 0; c < C; ++c) gr[c] = scale * (p[c] - eps / T(C));
-                              gr[y] -= scale * (T(1) - eps);
+                          Array<T> g = detail::empty_array<T>(Shape{N, C});
+                          const T scale = kept ? out.grad() / T(kept) : T(0);
+                          for (std::size_t n = 0; n < N; ++n) {
+                            const std::int64_t y = targets.data()[n];
+                            T* gr = g.data() + n * C;
+                            if (y == ignore_index) {
+                              std::fill_n(gr, C, T(0));
+                              continue;
                             }
+                            const T* p = probs.data() + n * C;
+                            for (std::size_t c = 0; c < C; ++c) gr[c] = scale * (p[c] - eps / T(C));
+                            gr[y] -= scale * (T(1) - eps);
                           }
                           accumulate_grad(*out.inputs[0], std::move(g), "cross_entropy");
                         });

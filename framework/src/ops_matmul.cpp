@@ -151,12 +151,13 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
     const T* dy = node.grad.data();
     const bool empty = rows == 0 || in == 0 || out_features == 0;
     if (wants_grad(node, 0)) {  // dx (rows x in) = dy (rows x out) @ W (out x in)
-      Array<T> dx = xt::zeros<T>(detail::shape_of(node.inputs[0]->value));
+      Array<T> dx = empty ? Array<T>(xt::zeros<T>(detail::shape_of(node.inputs[0]->value)))
+                         : detail::empty_array<T>(detail::shape_of(node.inputs[0]->value));
       if (!empty) gemm(false, false, rows, in, out_features, dy, node.inputs[1]->value.data(), T(0), dx.data());
       accumulate_grad(*node.inputs[0], std::move(dx), "linear");
     }
     if (wants_grad(node, 1)) {  // dW (out x in) = dy^T (out x rows) @ x (rows x in)
-      Array<T> dw = xt::zeros<T>(Shape{out_features, in});
+      Array<T> dw = empty ? Array<T>(xt::zeros<T>(Shape{out_features, in})) : detail::empty_array<T>(Shape{out_features, in});
       if (!empty) gemm(true, false, out_features, in, rows, dy, node.inputs[0]->value.data(), T(0), dw.data());
       accumulate_grad(*node.inputs[1], std::move(dw), "linear");
     }

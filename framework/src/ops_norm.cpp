@@ -4,6 +4,7 @@
 #include "headlab/course.hpp"
 #include "headlab/ops.hpp"
 #include "headlab/random.hpp"
+#include "row_kernels.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
@@ -28,28 +29,20 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T
   }
   const bool has_w = weight.defined(), has_b = bias.defined();
   Array<T> xhat = detail::empty_array<T>(xs);
+  Array<T> y = detail::empty_array<T>(xs);
   std::vector<T> rstd(rows);
-  const T* src = x.value().data();
+  const T* w = has_w ? weight.value().data() : nullptr;
+  const T* b = has_b ? bias.value().data() : nullptr;
   for (std::size_t r = 0; r < rows; ++r) {
-    const T* row = src + r * D;
-    T mu = 0;
-    for (std::size_t d = 0; d < D; ++d) mu += row[d];
-    mu /= T(D);
-    T var = 0;
-    for (std::size_t d = 0; d < D; ++d) var += (row[d] - mu) * (row[d] - mu);
-    var /= T(D);
+    const T* xr = x.value().data() + r * D;
+    T* xh = xhat.data() + r * D;
+    T* yr = y.data() + r * D;
+    const T mu = detail::row_sum(xr, D) / T(D);
+    for (std::size_t d = 0; d < D; ++d) xh[d] = xr[d] - mu;      // centred, for now
+    const T var = detail::row_dot(xh, xh, D) / T(D);
     rstd[r] = T(1) / std::sqrt(var + eps);
-    for (std::size_t d = 0; d < D; ++d) xhat.data()[r * D + d] = (row[d] - mu) * rstd[r];
-  }
-  Array<T> y = xhat;
-  if (has_w || has_b) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      T* yr = y.data() + r * D;
-      for (std::size_t d = 0; d < D; ++d) {
-        if (has_w) yr[d] *= weight.value().data()[d];
-        if (has_b) yr[d] += bias.value().data()[d];
-      }
-    }
+    for (std::size_t d = 0; d < D; ++d) xh[d] *= rstd[r];
+    for (std::size_t d = 0; d < D; ++d) yr[d] = (w ? xh[d] * w[d] : xh[d]) + (b ? b[d] : T(0));
   }
   std::vector<Tensor<T>> inputs{x};
   if (has_w) inputs.push_back(weight);
@@ -66,30 +59,31 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T
           std::vector<T> dxhat(D);
           for (std::size_t r = 0; r < rows; ++r) {
             const T* xh = xhat.data() + r * D;
-            T mean_dxhat = 0, mean_dxhat_xhat = 0;
-            for (std::size_t d = 0; d < D; ++d) {
-              dxhat[d] = dy[r * D + d] * (w ? w[d] : T(1));
-              mean_dxhat += dxhat[d];
-              mean_dxhat_xhat += dxhat[d] * xh[d];
-            }
-            mean_dxhat /= T(D);
-            mean_dxhat_xhat /= T(D);
-            for (std::size_t d = 0; d < D; ++d)
-              dx.data()[r * D + d] = rstd[r] * (dxhat[d] - mean_dxhat - xh[d] * mean_dxhat_xhat);
+            const T* dyr = dy + r * D;
+            T* dxr = dx.data() + r * D;
+            for (std::size_t d = 0; d < D; ++d) dxhat[d] = w ? dyr[d] * w[d] : dyr[d];
+            const T mean_dxhat = detail::row_sum(dxhat.data(), D) / T(D);
+            const T mean_dxhat_xhat = detail::row_dot(dxhat.data(), xh, D) / T(D);
+            for (std::size_t d = 0; d < D; ++d) dxr[d] = rstd[r] * (dxhat[d] - mean_dxhat - xh[d] * mean_dxhat_xhat);
           }
           accumulate_grad(*out.inputs[0], std::move(dx), "layer_norm");
         }
         const std::size_t wi = 1, bi = has_w ? 2 : 1;
-        if (has_w && wants_grad(out, wi)) {
+        if (has_w && wants_grad(out, wi)) {  // dweight = sum over rows of dy * xhat
           Array<T> dw = xt::zeros<T>(Shape{D});
-          for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t d = 0; d < D; ++d) dw.data()[d] += dy[r * D + d] * xhat.data()[r * D + d];
+          T* dwp = dw.data();
+          for (std::size_t r = 0; r < rows; ++r) {
+            const T* dyr = dy + r * D;
+            const T* xh = xhat.data() + r * D;
+            for (std::size_t d = 0; d < D; ++d) dwp[d] += dyr[d] * xh[d];
+          }
           accumulate_grad(*out.inputs[wi], std::move(dw), "layer_norm");
         }
-        if (has_b && wants_grad(out, bi)) {
+        if (has_b && wants_grad(out, bi)) {  // dbias = sum over rows of dy
           Array<T> db = xt::zeros<T>(Shape{D});
+          T* dbp = db.data();
           for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t d = 0; d < D; ++d) db.data()[d] += dy[r * D + d];
+            for (std::size_t d = 0; d < D; ++d) dbp[d] += dy[r * D + d];
           accumulate_grad(*out.inputs[bi], std::move(db), "layer_norm");
         }
         // END TASK 3.1

@@ -45,7 +45,7 @@ Tensor<T> reshape(const Tensor<T>& x, const std::vector<std::ptrdiff_t>& new_sha
   Array<T> y = x.value();
   y.reshape(out);
   return make_result<T>("reshape", std::move(y), {x}, [in](Node<T>& out_node) {
-    Array<T> g = out_node.grad;
+    Array<T> g = detail::pass_on_grad(out_node);
     g.reshape(in);
     accumulate_grad(*out_node.inputs[0], std::move(g), "reshape");
   });
@@ -151,6 +151,18 @@ void copy_axis_range(const T* src, std::size_t src_size, std::size_t src_start, 
   }
 }
 
+// The same rows, added (dst += src) instead of copied.
+template <typename T>
+void add_axis_range(const T* src, std::size_t src_size, std::size_t src_start, T* dst, std::size_t dst_size,
+                    std::size_t dst_start, std::size_t len, std::size_t outer, std::size_t inner) {
+  const std::size_t block = len * inner;
+  for (std::size_t o = 0; o < outer; ++o) {
+    const T* from = src + (o * src_size + src_start) * inner;
+    T* to = dst + (o * dst_size + dst_start) * inner;
+    for (std::size_t i = 0; i < block; ++i) to[i] += from[i];
+  }
+}
+
 template <typename T>
 Tensor<T> narrow_impl(const char* op, const Tensor<T>& x, std::size_t axis, std::size_t start, std::size_t length) {
   const Shape in = x.shape();
@@ -160,9 +172,14 @@ Tensor<T> narrow_impl(const char* op, const Tensor<T>& x, std::size_t axis, std:
   Array<T> y = detail::empty_array<T>(out);
   copy_axis_range(x.value().data(), s.size, start, y.data(), length, 0, length, s.outer, s.inner);
   return make_result<T>(op, std::move(y), {x}, [op, in, s, start, length](Node<T>& node) {
+    Node<T>& input = *node.inputs[0];
+    if (input.has_grad) {  // add dy into the range in place (the pieces of a split meet here)
+      add_axis_range(node.grad.data(), length, 0, input.grad.data(), s.size, start, length, s.outer, s.inner);
+      return;
+    }
     Array<T> g = xt::zeros<T>(in);
     copy_axis_range(node.grad.data(), length, 0, g.data(), s.size, start, length, s.outer, s.inner);
-    accumulate_grad(*node.inputs[0], std::move(g), op);
+    accumulate_grad(input, std::move(g), op);
   });
 }
 

@@ -8,46 +8,62 @@
 // y = 0 and a zero gradient instead of NaN.
 #include <cmath>
 #include <limits>
-
-#include <xtensor/xmath.hpp>
+#include <vector>
 
 #include "headlab/course.hpp"
 #include "headlab/ops.hpp"
+#include "row_kernels.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
 namespace {
 
-// shifted = x - rowmax(x), with fully masked rows set to -inf throughout, and
-// exp_shifted = exp(shifted) computed in one vectorised pass.
+// The rows of an (outer, n, inner) array as contiguous buffers of n elements, so the
+// vectorised row kernels apply: a row is the array's own memory when inner == 1,
+// otherwise a copy gathered into (or scattered from) a scratch buffer.
 template <typename T>
-void shifted_exp(const Array<T>& x, const detail::AxisSplit& s, Array<T>& shifted, Array<T>& exp_shifted) {
-  shifted = detail::empty_array<T>(detail::shape_of(x));
-  const T* src = x.data();
-  T* dst = shifted.data();
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  for (std::size_t o = 0; o < s.outer; ++o) {
-    for (std::size_t i = 0; i < s.inner; ++i) {
-      const std::size_t base = o * s.size * s.inner + i;
-      T m = neg_inf;
-      for (std::size_t j = 0; j < s.size; ++j) m = std::max(m, src[base + j * s.inner]);
-      if (m == neg_inf) {
-        for (std::size_t j = 0; j < s.size; ++j) dst[base + j * s.inner] = neg_inf;
-      } else {
-        for (std::size_t j = 0; j < s.size; ++j) dst[base + j * s.inner] = src[base + j * s.inner] - m;
-      }
+class Rows {
+ public:
+  explicit Rows(const detail::AxisSplit& s) : s_(s) {}
+  std::size_t count() const { return s_.outer * s_.inner; }
+  std::size_t size() const { return s_.size; }
+
+  // Row r of data, to read.
+  const T* load(const T* data, std::size_t r, std::vector<T>& scratch) const {
+    if (s_.inner == 1) return data + r * s_.size;
+    scratch.resize(s_.size);
+    for (std::size_t j = 0; j < s_.size; ++j) scratch[j] = data[base(r) + j * s_.inner];
+    return scratch.data();
+  }
+  // Where to write row r of data; store() puts it in place.
+  T* target(T* data, std::size_t r, std::vector<T>& scratch) const {
+    if (s_.inner == 1) return data + r * s_.size;
+    scratch.resize(s_.size);
+    return scratch.data();
+  }
+  void store(T* data, std::size_t r, const std::vector<T>& scratch) const {
+    if (s_.inner == 1) return;
+    for (std::size_t j = 0; j < s_.size; ++j) data[base(r) + j * s_.inner] = scratch[j];
+  }
+  // fn(r, out_row, a_row, b_row) for every row r, with rows of a and b (b may be null: then
+  // b_row is null); out_row is written by fn and lands in out.
+  template <typename Fn>
+  void map(T* out, const T* a, const T* b, Fn&& fn) const {
+    std::vector<T> a_buf, b_buf, out_buf;
+    for (std::size_t r = 0; r < count(); ++r) {
+      T* out_row = target(out, r, out_buf);
+      fn(r, out_row, load(a, r, a_buf), b ? load(b, r, b_buf) : nullptr);
+      store(out, r, out_buf);
     }
   }
-  exp_shifted = xt::exp(shifted);
-}
 
-// Calls fn(row, base) for every row, numbered 0..outer*inner-1, whose
-// element j is at base + j * inner.
-template <typename Fn>
-void for_each_row(const detail::AxisSplit& s, Fn&& fn) {
-  for (std::size_t o = 0; o < s.outer; ++o)
-    for (std::size_t i = 0; i < s.inner; ++i) fn(o * s.inner + i, o * s.size * s.inner + i);
-}
+ private:
+  std::size_t base(std::size_t r) const { return (r / s_.inner) * s_.size * s_.inner + r % s_.inner; }
+  detail::AxisSplit s_;
+};
+
+template <typename T>
+constexpr T neg_inf = -std::numeric_limits<T>::infinity();
 
 }  // namespace
 
@@ -56,30 +72,26 @@ void for_each_row(const detail::AxisSplit& s, Fn&& fn) {
 template <typename T>
 Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
   const Shape shape = x.shape();
-  const detail::AxisSplit s = detail::split_at_axis(shape, detail::normalize_axis(axis, shape.size(), "softmax", shape));
-  Array<T> shifted, y;
-  shifted_exp(x.value(), s, shifted, y);
-  T* py = y.data();
-  for_each_row(s, [&](std::size_t, std::size_t base) {
-    T total = 0;
-    for (std::size_t j = 0; j < s.size; ++j) total += py[base + j * s.inner];
-    const T inv = total > T(0) ? T(1) / total : T(0);  // total == 0 only for a fully masked row
-    for (std::size_t j = 0; j < s.size; ++j) py[base + j * s.inner] *= inv;
+  const Rows<T> rows(detail::split_at_axis(shape, detail::normalize_axis(axis, shape.size(), "softmax", shape)));
+  const std::size_t n = rows.size();
+  Array<T> y = detail::empty_array<T>(shape);
+  rows.map(y.data(), x.value().data(), nullptr, [n](std::size_t, T* yr, const T* xr, const T*) {
+    const T m = detail::row_max(xr, n);
+    if (m == neg_inf<T>) {
+      std::fill_n(yr, n, T(0));  // fully masked row
+      return;
+    }
+    const T inv_total = T(1) / detail::row_exp_shifted(xr, m, yr, n);
+    for (std::size_t j = 0; j < n; ++j) yr[j] *= inv_total;
   });
-  return make_result<T>("softmax", std::move(y), {x}, [s](Node<T>& out) {
+  return make_result<T>("softmax", std::move(y), {x}, [rows](Node<T>& out) {
     // BEGIN TASK 0.6: softmax backward
     HEADLAB_TASK("0.6");
+    const std::size_t n = rows.size();
     Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
-    const T* yv = out.value.data();
-    const T* dy = out.grad.data();
-    T* dx = g.data();
-    for_each_row(s, [&](std::size_t, std::size_t base) {
-      T dot = 0;
-      for (std::size_t j = 0; j < s.size; ++j) dot += dy[base + j * s.inner] * yv[base + j * s.inner];
-      for (std::size_t j = 0; j < s.size; ++j) {
-        const std::size_t k = base + j * s.inner;
-        dx[k] = yv[k] * (dy[k] - dot);
-      }
+    rows.map(g.data(), out.value.data(), out.grad.data(), [n](std::size_t, T* dx, const T* y, const T* dy) {
+      const T dot = detail::row_dot(dy, y, n);  // sum_k dy_k y_k
+      for (std::size_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
     });
     accumulate_grad(*out.inputs[0], std::move(g), "softmax");
     // END TASK 0.6
@@ -91,39 +103,34 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
 template <typename T>
 Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
   const Shape shape = x.shape();
-  const detail::AxisSplit s =
-      detail::split_at_axis(shape, detail::normalize_axis(axis, shape.size(), "log_softmax", shape));
-  Array<T> y, e;
-  shifted_exp(x.value(), s, y, e);
-  T* py = y.data();
-  const T* pe = e.data();
-  std::vector<unsigned char> masked_row(s.outer * s.inner, 0);
-  for_each_row(s, [&](std::size_t row, std::size_t base) {
-    T total = 0;
-    for (std::size_t j = 0; j < s.size; ++j) total += pe[base + j * s.inner];
-    masked_row[row] = total > T(0) ? 0 : 1;
-    if (total > T(0)) {
-      const T log_total = std::log(total);
-      for (std::size_t j = 0; j < s.size; ++j) py[base + j * s.inner] -= log_total;
-    } else {
-      for (std::size_t j = 0; j < s.size; ++j) py[base + j * s.inner] = T(0);
+  const Rows<T> rows(
+      detail::split_at_axis(shape, detail::normalize_axis(axis, shape.size(), "log_softmax", shape)));
+  const std::size_t n = rows.size();
+  Array<T> y = detail::empty_array<T>(shape);
+  std::vector<unsigned char> masked_row(rows.count(), 0);
+  rows.map(y.data(), x.value().data(), nullptr, [n, &masked_row](std::size_t r, T* yr, const T* xr, const T*) {
+    const T m = detail::row_max(xr, n);
+    if (m == neg_inf<T>) {
+      masked_row[r] = 1;
+      std::fill_n(yr, n, T(0));
+      return;
     }
+    const T log_total = std::log(detail::row_exp_shifted(xr, m, yr, n));  // yr holds exp(x - m) for now
+    for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - m - log_total;
   });
-  return make_result<T>("log_softmax", std::move(y), {x}, [s, masked_row = std::move(masked_row)](Node<T>& out) {
+  return make_result<T>("log_softmax", std::move(y), {x}, [rows, masked_row = std::move(masked_row)](Node<T>& out) {
     // BEGIN TASK 0.7: log_softmax backward
     HEADLAB_TASK("0.7");
+    const std::size_t n = rows.size();
     Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
-    const T* yv = out.value.data();
-    const T* dy = out.grad.data();
-    T* dx = g.data();
-    for_each_row(s, [&](std::size_t row, std::size_t base) {
-      const bool masked = masked_row[row];
-      T total = 0;
-      for (std::size_t j = 0; j < s.size; ++j) total += dy[base + j * s.inner];
-      for (std::size_t j = 0; j < s.size; ++j) {
-        const std::size_t k = base + j * s.inner;
-        dx[k] = masked ? T(0) : dy[k] - std::exp(yv[k]) * total;
+    rows.map(g.data(), out.value.data(), out.grad.data(), [&](std::size_t r, T* dx, const T* y, const T* dy) {
+      if (masked_row[r]) {
+        std::fill_n(dx, n, T(0));
+        return;
       }
+      const T total = detail::row_sum(dy, n);  // sum_k dy_k
+      detail::row_exp_shifted(y, T(0), dx, n);  // dx = softmax = exp(y) for now
+      for (std::size_t j = 0; j < n; ++j) dx[j] = dy[j] - dx[j] * total;
     });
     accumulate_grad(*out.inputs[0], std::move(g), "log_softmax");
     // END TASK 0.7

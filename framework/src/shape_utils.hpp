@@ -39,6 +39,20 @@ std::vector<std::size_t> broadcast_strides(const Shape& in, const Shape& out);
 // axes `target` lacks and over the axes where target has size 1.
 template <typename T>
 Array<T> unbroadcast(const Array<T>& grad, const Shape& target);
+// The same for a gradient the caller gives away: moved through when no sum is needed.
+template <typename T>
+Array<T> unbroadcast(Array<T>&& grad, const Shape& target) {
+  if (shape_of(grad) == target) return std::move(grad);
+  return unbroadcast(static_cast<const Array<T>&>(grad), target);
+}
+
+// dL/d(output) of `out`, given away by its backward to its last user: the pass drops a
+// non-leaf's grad right after its backward_fn, so it is moved, not copied, unless the
+// user asked to keep it (retain_grad).
+template <typename T>
+Array<T> pass_on_grad(Node<T>& out) {
+  return out.retains_grad ? Array<T>(out.grad) : std::move(out.grad);
+}
 
 // Calls fn(out_index, in_offset) for every element of an array of shape `out`
 // in row-major order, where in_offset = sum_d index[d] * strides[d].

@@ -1,0 +1,83 @@
+// row_kernels.hpp (internal): vectorised loops over one contiguous row x[0..n).
+//
+// Without -ffast-math the compiler may not reorder a floating-point sum, so a
+// plain `for (j) s += x[j]` runs one add at a time. These helpers keep one
+// partial result per SIMD lane (xsimd batches), combine the lanes, then add the
+// scalar tail: a fixed order, so the same input always gives the same bits.
+// Used by softmax, log_softmax, cross_entropy and layer_norm on their rows.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+namespace headlab::detail {
+
+template <typename T>
+using Batch = xsimd::batch<T>;
+
+// max_j x[j]   (-inf for n == 0)
+template <typename T>
+T row_max(const T* x, std::size_t n) {
+  constexpr std::size_t W = Batch<T>::size;
+  std::size_t j = 0;
+  T m = -std::numeric_limits<T>::infinity();
+  if (n >= W) {
+    Batch<T> acc = Batch<T>::load_unaligned(x);
+    for (j = W; j + W <= n; j += W) acc = xsimd::max(acc, Batch<T>::load_unaligned(x + j));
+    alignas(64) T lanes[W];
+    acc.store_aligned(lanes);
+    for (std::size_t l = 0; l < W; ++l) m = std::max(m, lanes[l]);
+  }
+  for (; j < n; ++j) m = std::max(m, x[j]);
+  return m;
+}
+
+// sum_j x[j]
+template <typename T>
+T row_sum(const T* x, std::size_t n) {
+  constexpr std::size_t W = Batch<T>::size;
+  Batch<T> acc(T(0));
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) acc += Batch<T>::load_unaligned(x + j);
+  T s = xsimd::hadd(acc);
+  for (; j < n; ++j) s += x[j];
+  return s;
+}
+
+// sum_j a[j] b[j]
+template <typename T>
+T row_dot(const T* a, const T* b, std::size_t n) {
+  constexpr std::size_t W = Batch<T>::size;
+  Batch<T> acc(T(0));
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) acc = xsimd::fma(Batch<T>::load_unaligned(a + j), Batch<T>::load_unaligned(b + j), acc);
+  T s = xsimd::hadd(acc);
+  for (; j < n; ++j) s += a[j] * b[j];
+  return s;
+}
+
+// out[j] = exp(x[j] - shift); returns sum_j out[j]. out may equal x.
+template <typename T>
+T row_exp_shifted(const T* x, T shift, T* out, std::size_t n) {
+  constexpr std::size_t W = Batch<T>::size;
+  const Batch<T> s(shift);
+  Batch<T> acc(T(0));
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) {
+    const Batch<T> e = xsimd::exp(Batch<T>::load_unaligned(x + j) - s);
+    e.store_unaligned(out + j);
+    acc += e;
+  }
+  T total = xsimd::hadd(acc);
+  for (; j < n; ++j) {
+    out[j] = std::exp(x[j] - shift);
+    total += out[j];
+  }
+  return total;
+}
+
+}  // namespace headlab::detail

@@ -1,0 +1,53 @@
+// Process settings (denormal flushing) and the vectorised row kernels behind softmax,
+// cross_entropy and layer_norm, checked against plain scalar loops.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "headlab/headlab.hpp"
+#include "row_kernels.hpp"
+
+using namespace headlab;
+
+TEST_CASE("set_flush_denormal: subnormal results become zero only while it is on") {
+  volatile float tiny = std::numeric_limits<float>::min();  // 1.18e-38, the smallest normal float
+  volatile float half = 0.5f;
+  CHECK(tiny * half > 0.0f);  // a subnormal by default
+  REQUIRE(set_flush_denormal(true));
+  CHECK(tiny * half == 0.0f);
+  volatile float sub = std::numeric_limits<float>::denorm_min();
+  CHECK(sub * 1.0f == 0.0f);  // a subnormal input reads as zero
+  REQUIRE(set_flush_denormal(false));
+  CHECK(tiny * half > 0.0f);
+  CHECK(sub * 1.0f > 0.0f);
+}
+
+TEST_CASE_TEMPLATE("row kernels agree with scalar loops for every length around the SIMD width", T, float, double) {
+  Generator gen(3);
+  for (std::size_t n = 0; n <= 3 * detail::Batch<T>::size + 1; ++n) {
+    CAPTURE(n);
+    std::vector<T> a(n), b(n), out(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      a[j] = static_cast<T>(gen.uniform01() * 8 - 4);
+      b[j] = static_cast<T>(gen.uniform01() * 2 - 1);
+    }
+    T max = -std::numeric_limits<T>::infinity(), sum = 0, dot = 0, exp_sum = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      max = std::max(max, a[j]);
+      sum += a[j];
+      dot += a[j] * b[j];
+    }
+    const T tol = std::is_same_v<T, float> ? T(1e-5) : T(1e-13);
+    CHECK(detail::row_max(a.data(), n) == max);
+    CHECK(detail::row_sum(a.data(), n) == doctest::Approx(sum).epsilon(tol).scale(4.0 * n + 1));
+    CHECK(detail::row_dot(a.data(), b.data(), n) == doctest::Approx(dot).epsilon(tol).scale(4.0 * n + 1));
+    const T total = detail::row_exp_shifted(a.data(), T(1.5), out.data(), n);
+    for (std::size_t j = 0; j < n; ++j) {
+      CHECK(out[j] == doctest::Approx(std::exp(a[j] - T(1.5))).epsilon(tol));
+      exp_sum += std::exp(a[j] - T(1.5));
+    }
+    CHECK(total == doctest::Approx(exp_sum).epsilon(tol));
+  }
+}
