@@ -51,3 +51,26 @@ TEST_CASE_TEMPLATE("row kernels agree with scalar loops for every length around 
     CHECK(total == doctest::Approx(exp_sum).epsilon(tol));
   }
 }
+
+TEST_CASE("flush_subnormals zeroes subnormals only, and softmax and its backward hand out none") {
+  const float tiny = std::numeric_limits<float>::min();
+  std::vector<float> x{tiny, tiny / 4, -tiny / 4, std::numeric_limits<float>::denorm_min(), 0.5f,
+                       -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  detail::flush_subnormals(x.data(), x.size());
+  CHECK(x[0] == tiny);
+  CHECK(x[1] == 0.0f);
+  CHECK(x[2] == 0.0f);
+  CHECK(x[3] == 0.0f);
+  CHECK(x[4] == 0.5f);
+  CHECK(std::isinf(x[5]));
+  CHECK(std::isnan(x[6]));  // a NaN is not hidden
+
+  // exp(-95) ~ 5e-42 is subnormal in float: the weight comes out as exactly 0.
+  TensorF scores = from_data<float>({0.0f, -95.0f, -1.0f}, {1, 3}, true);
+  TensorF y = softmax(scores, -1);
+  CHECK(y.value()(0, 1) == 0.0f);
+  CHECK(y.value()(0, 0) == doctest::Approx(1.0f / (1.0f + std::exp(-1.0f))));
+  sum(mul(y, from_data<float>({1.0f, 2.0f, 3.0f}, {1, 3})), {}, false).backward();
+  for (float g : scores.grad()) CHECK((g == 0.0f || std::abs(g) >= tiny));
+  CHECK(scores.grad()(0, 1) == 0.0f);
+}

@@ -21,6 +21,7 @@
 #include "headlab/attention.hpp"
 #include "headlab/errors.hpp"
 #include "blas_gemm.hpp"
+#include "row_kernels.hpp"
 #include "shape_utils.hpp"
 
 namespace headlab {
@@ -44,17 +45,35 @@ struct Visibility {
   }
 };
 
-// Fills mask (rows x cols, 1 = visible) for a block; returns whether any entry is visible.
-bool block_mask(const Visibility& vis, std::size_t b, std::size_t r0, std::size_t rows, std::size_t c0,
-                std::size_t cols, std::vector<unsigned char>& mask) {
-  bool any = false;
+enum class BlockView { hidden, partial, visible };
+
+// Which keys of a block the queries see: all of them (the usual case below the causal diagonal:
+// no per-entry work), none (skip the block), or some: then mask (rows x cols, 1 = visible).
+BlockView block_mask(const Visibility& vis, std::size_t b, std::size_t r0, std::size_t rows, std::size_t c0,
+                     std::size_t cols, std::vector<unsigned char>& mask) {
+  if (!vis.padding && !vis.positional) return BlockView::visible;
+  if (!vis.padding && vis.window == 0) {  // causal only: visible iff key position <= query position
+    const auto [q_lo, q_hi] = std::minmax_element(vis.qpos.begin() + r0, vis.qpos.begin() + r0 + rows);
+    const auto [k_lo, k_hi] = std::minmax_element(vis.kpos.begin() + c0, vis.kpos.begin() + c0 + cols);
+    if (*k_hi <= *q_lo) return BlockView::visible;
+    if (*k_lo > *q_hi) return BlockView::hidden;
+  }
+  bool any = false, all = true;
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
       const bool v = vis.visible(b, r0 + r, c0 + c);
       mask[r * cols + c] = v;
       any = any || v;
+      all = all && v;
     }
-  return any;
+  return all ? BlockView::visible : any ? BlockView::partial : BlockView::hidden;
+}
+
+// Sets the hidden entries of a block of scores (rows x cols) to -inf.
+template <typename T>
+void hide(T* s, std::size_t rows, std::size_t cols, const std::vector<unsigned char>& mask) {
+  for (std::size_t i = 0; i < rows * cols; ++i)
+    if (!mask[i]) s[i] = -std::numeric_limits<T>::infinity();
 }
 
 }  // namespace
@@ -127,26 +146,20 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
           std::fill(l.begin(), l.end(), T(0));
           for (std::size_t c0 = 0; c0 < S; c0 += Bk) {
             const std::size_t cols = std::min(Bk, S - c0);
-            if (!block_mask(*vis, b, r0, rows, c0, cols, mask)) continue;  // nothing visible: skip the block
+            const BlockView view = block_mask(*vis, b, r0, rows, c0, cols, mask);
+            if (view == BlockView::hidden) continue;  // nothing visible: skip the block
             detail::gemm(false, true, rows, cols, d, Qh + r0 * d, Kh + c0 * d, T(0), s.data(), scale);  // S = scale Q K^T
+            if (view == BlockView::partial) hide(s.data(), rows, cols, mask);
             for (std::size_t r = 0; r < rows; ++r) {
               T* sr = s.data() + r * cols;
-              T row_max = neg_inf;
-              for (std::size_t c = 0; c < cols; ++c) {
-                if (!mask[r * cols + c]) sr[c] = neg_inf;
-                row_max = std::max(row_max, sr[c]);
-              }
-              const T m_new = std::max(m[r], row_max);
+              const T m_new = std::max(m[r], detail::row_max(sr, cols));
               if (m_new == neg_inf) {  // no visible key in this row yet
                 std::fill(sr, sr + cols, T(0));
                 continue;
               }
               const T correction = m[r] == neg_inf ? T(0) : std::exp(m[r] - m_new);
-              T row_sum = 0;
-              for (std::size_t c = 0; c < cols; ++c) {
-                sr[c] = sr[c] == neg_inf ? T(0) : std::exp(sr[c] - m_new);  // P
-                row_sum += sr[c];
-              }
+              const T row_sum = detail::row_exp_shifted(sr, m_new, sr, cols);  // P = exp(S - m'), 0 where hidden
+              detail::flush_subnormals(sr, cols);
               l[r] = correction * l[r] + row_sum;
               T* o = Oh + (r0 + r) * dv;
               for (std::size_t e = 0; e < dv; ++e) o[e] *= correction;
@@ -184,29 +197,33 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
             const std::size_t kv = hh / g, qoff = (b * H + hh) * L, koff = (b * Hkv + kv) * S;
             for (std::size_t r0 = 0; r0 < L; r0 += Bq) {
               const std::size_t rows = std::min(Bq, L - r0);
-              for (std::size_t r = 0; r < rows; ++r) {  // D = rowsum(dO * O)
-                T sum = 0;
-                for (std::size_t e = 0; e < dv; ++e) sum += dO[(qoff + r0 + r) * dv + e] * O[(qoff + r0 + r) * dv + e];
-                D[r] = sum;
-              }
+              for (std::size_t r = 0; r < rows; ++r)  // D = rowsum(dO * O)
+                D[r] = detail::row_dot(dO + (qoff + r0 + r) * dv, O + (qoff + r0 + r) * dv, dv);
               for (std::size_t c0 = 0; c0 < S; c0 += Bk) {
                 const std::size_t cols = std::min(Bk, S - c0);
-                if (!block_mask(*vis, b, r0, rows, c0, cols, mask)) continue;
+                const BlockView view = block_mask(*vis, b, r0, rows, c0, cols, mask);
+                if (view == BlockView::hidden) continue;
                 // P = exp(scale Q K^T - Lse), 0 where hidden
                 detail::gemm(false, true, rows, cols, d, Q + (qoff + r0) * d, K + (koff + c0) * d, T(0), p.data(), scale);
+                if (view == BlockView::partial) hide(p.data(), rows, cols, mask);
                 for (std::size_t r = 0; r < rows; ++r) {
                   const T lrow = (*lse)[qoff + r0 + r];
-                  for (std::size_t c = 0; c < cols; ++c) {
-                    T& x = p[r * cols + c];
-                    x = (mask[r * cols + c] && lrow != neg_inf) ? std::exp(x - lrow) : T(0);
+                  T* pr = p.data() + r * cols;
+                  if (lrow == neg_inf) {
+                    std::fill(pr, pr + cols, T(0));  // a row with no visible key
+                  } else {
+                    detail::row_exp_shifted(pr, lrow, pr, cols);
+                    detail::flush_subnormals(pr, cols);
                   }
                 }
                 // dV_c += P^T dO_r;  dP = dO_r V_c^T
                 detail::gemm(true, false, cols, dv, rows, p.data(), dO + (qoff + r0) * dv, T(1),
                              dvv.data() + (koff + c0) * dv);
                 detail::gemm(false, true, rows, cols, dv, dO + (qoff + r0) * dv, V + (koff + c0) * dv, T(0), dp.data());
-                for (std::size_t r = 0; r < rows; ++r)  // dS = P * (dP - D), kept in dp
+                for (std::size_t r = 0; r < rows; ++r) {  // dS = P * (dP - D), kept in dp
                   for (std::size_t c = 0; c < cols; ++c) dp[r * cols + c] = p[r * cols + c] * (dp[r * cols + c] - D[r]);
+                  detail::flush_subnormals(dp.data() + r * cols, cols);
+                }
                 // dQ_r += scale dS K_c;  dK_c += scale dS^T Q_r
                 detail::gemm(false, false, rows, d, cols, dp.data(), K + (koff + c0) * d, T(1),
                              dq.data() + (qoff + r0) * d, scale);

@@ -83,6 +83,7 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
     }
     const T inv_total = T(1) / detail::row_exp_shifted(xr, m, yr, n);
     for (std::size_t j = 0; j < n; ++j) yr[j] *= inv_total;
+    detail::flush_subnormals(yr, n);
   });
   return make_result<T>("softmax", std::move(y), {x}, [rows](Node<T>& out) {
     // BEGIN TASK 0.6: softmax backward
@@ -92,6 +93,7 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
     rows.map(g.data(), out.value.data(), out.grad.data(), [n](std::size_t, T* dx, const T* y, const T* dy) {
       const T dot = detail::row_dot(dy, y, n);  // sum_k dy_k y_k
       for (std::size_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
+      detail::flush_subnormals(dx, n);
     });
     accumulate_grad(*out.inputs[0], std::move(g), "softmax");
     // END TASK 0.6

@@ -295,13 +295,12 @@ void Adam<T>::update(Array<T>& param, const Array<T>& grad, typename Optimizer<T
   T* m = s.buffers[0].data();  // exp_avg
   T* v = s.buffers[1].data();  // exp_avg_sq
   const std::size_t n = param.size();
+  // Fixed for the whole update: as locals, the compiler moves these tests out of the loop.
+  const bool decoupled = decoupled_, l2 = !decoupled_ && options_.weight_decay != 0;
   for (std::size_t i = 0; i < n; ++i) {
     T gi = g[i];
-    if (decoupled_) {
-      p[i] = p[i] * decay;  // AdamW: p = p * (1 - lr * wd)
-    } else if (options_.weight_decay != 0) {
-      gi = gi + wd * p[i];  // Adam: g = g + wd * p
-    }
+    if (decoupled) p[i] = p[i] * decay;  // AdamW: p = p * (1 - lr * wd)
+    if (l2) gi = gi + wd * p[i];          // Adam: g = g + wd * p
     m[i] = m[i] * beta1 + one_minus_beta1 * gi;       // m = beta1 m + (1 - beta1) g
     v[i] = v[i] * beta2 + one_minus_beta2 * gi * gi;  // v = beta2 v + (1 - beta2) g^2
     const T denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;

@@ -60,7 +60,7 @@ T row_dot(const T* a, const T* b, std::size_t n) {
   return s;
 }
 
-// out[j] = exp(x[j] - shift); returns sum_j out[j]. out may equal x.
+// out[j] = exp(x[j] - shift); returns sum_j out[j]. out may equal x. shift must be finite.
 template <typename T>
 T row_exp_shifted(const T* x, T shift, T* out, std::size_t n) {
   constexpr std::size_t W = Batch<T>::size;
@@ -72,12 +72,27 @@ T row_exp_shifted(const T* x, T shift, T* out, std::size_t n) {
     e.store_unaligned(out + j);
     acc += e;
   }
-  T total = xsimd::hadd(acc);
-  for (; j < n; ++j) {
-    out[j] = std::exp(x[j] - shift);
-    total += out[j];
+  if (j < n) {  // the tail, as one batch padded with -inf (exp(-inf) = 0 adds nothing)
+    alignas(64) T lanes[W];
+    std::fill(lanes, lanes + W, -std::numeric_limits<T>::infinity());
+    std::copy(x + j, x + n, lanes);
+    const Batch<T> e = xsimd::exp(Batch<T>::load_aligned(lanes) - s);
+    e.store_aligned(lanes);
+    std::copy(lanes, lanes + (n - j), out + j);
+    acc += e;
   }
-  return total;
+  return xsimd::hadd(acc);
+}
+
+// x[j] = 0 where |x[j]| is below the smallest normal number (a subnormal: 1.2e-38 in float).
+// A saturated softmax makes them (exp(-100) ~ 4e-44), and every gemm that then reads them runs
+// many times slower on x86. A probability that small is 0 to within float's precision next to
+// the row's largest (>= 1/n); gradients through it are scaled by it. What set_flush_denormal
+// does for every operation, done here for the rows of softmax and the attention kernels only.
+template <typename T>
+void flush_subnormals(T* x, std::size_t n) {
+  const T tiny = std::numeric_limits<T>::min();
+  for (std::size_t j = 0; j < n; ++j) x[j] = std::abs(x[j]) < tiny ? T(0) : x[j];
 }
 
 }  // namespace headlab::detail
