@@ -165,3 +165,41 @@ TEST_CASE("graphviz: DOT names every op with its shape") {
   for (std::size_t p = dot.find("->"); p != std::string::npos; p = dot.find("->", p + 2)) ++edges;
   CHECK(edges == 4);  // x->matmul, w->matmul, matmul->relu, relu->mean
 }
+
+TEST_CASE("autograd: values nobody can reach are freed during the forward pass, values a backward reads are kept") {
+  TensorD x = from_data<double>({1, -2, 3, -4, 5, -6}, {3, 2}, true);
+  TensorD w = from_data<double>({0.5, -1, 2, 1, 0, -0.5}, {2, 3}, true);
+  // h = relu(x * 2) reshaped; y = sum(linear(h, w)): mul_scalar's and the reshape's outputs are
+  // read by no backward and held by no handle; relu keeps its output (its backward reads it),
+  // and the reshape's output is linear's input x (linear's backward reads it for dW).
+  TensorD y = sum(linear(reshape(relu(x * 2.0), {2, 3}), w, TensorD()));
+  const auto& lin = y.node()->inputs[0];
+  const auto& reshaped = lin->inputs[0];
+  const auto& relu_out = reshaped->inputs[0];
+  const auto& doubled = relu_out->inputs[0];
+  CHECK(lin->op == "linear");
+  CHECK(lin->value_freed);             // sum reads nothing of its input
+  CHECK_FALSE(reshaped->value_freed);  // linear reads its input
+  CHECK_FALSE(relu_out->value_freed);  // relu reads its own output
+  CHECK(doubled->value_freed);         // relu does not read its input
+  CHECK(doubled->shape() == Shape{3, 2});  // the shape stays
+  CHECK_THROWS_AS(TensorD::from_node(doubled).value(), AutogradError);
+  y.backward();
+  // d/dx sum(relu(2x) W^T) = 2 [x > 0] * colsum(W), element i of x landing in column i % 3
+  const double colsum[3] = {1.5, -1, 1.5};
+  for (std::size_t i = 0; i < 6; ++i) {
+    const double expected = x.value().data()[i] > 0 ? 2 * colsum[i % 3] : 0.0;
+    CHECK(x.grad().data()[i] == doctest::Approx(expected));
+  }
+}
+
+TEST_CASE("autograd: a value stays while a handle holds it") {
+  TensorD x = from_data<double>({1, 2, 3, 4}, {2, 2}, true);
+  TensorD kept = reshape(x * 3.0, {4});
+  TensorD y = sum(kept);
+  CHECK_FALSE(kept.node()->value_freed);
+  CHECK(kept.value()(3) == doctest::Approx(12.0));
+  CHECK(y.node()->inputs[0]->inputs[0]->value_freed);  // x * 3: its only handle was a temporary
+  y.backward();
+  CHECK(x.grad()(1, 1) == doctest::Approx(3.0));
+}

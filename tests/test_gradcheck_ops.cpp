@@ -111,6 +111,9 @@ std::vector<OpCase> op_table() {
   t.push_back({"transpose 0,2", "transpose", {u}, [](In x) { return transpose(x[0], 0, 2); }});
   t.push_back({"transpose -1,-2", "transpose", {u}, [](In x) { return transpose(x[0], -1, -2); }});
   t.push_back({"permute 2,0,1", "permute", {u}, [](In x) { return permute(x[0], {2, 0, 1}); }});
+  t.push_back({"permute 0,2,1,3 (head split: rows move whole)", "permute", {{2, 3, 4, 2}},
+               [](In x) { return permute(x[0], {0, 2, 1, 3}); }});
+  t.push_back({"permute 1,0,2 (rows move whole, 3-D)", "permute", {u}, [](In x) { return permute(x[0], {1, 0, 2}); }});
   t.push_back({"narrow", "narrow", {u}, [](In x) { return narrow(x[0], 1, 1, 2); }});
   t.push_back({"narrow last axis", "narrow", {u}, [](In x) { return narrow(x[0], -1, 0, 3); }});
   t.push_back({"split", "concat", {u}, [](In x) {

@@ -90,7 +90,7 @@ void check_backward_anomaly(const Node<T>& node) {
     if (!k.any()) continue;
     std::string shapes;
     for (std::size_t j = 0; j < node.inputs.size(); ++j)
-      shapes += (j ? ", " : "") + shape_str(detail::shape_of(node.inputs[j]->value));
+      shapes += (j ? ", " : "") + shape_str(node.inputs[j]->shape());
     throw NumericalError("anomaly detection: the backward of '" + node.op + "' produced " +
                          kinds(k.nan, k.pos_inf, k.neg_inf) + " in the gradient of its input " + std::to_string(i) +
                          " (element " + std::to_string(k.first) + "); the op's inputs have shapes [" + shapes +

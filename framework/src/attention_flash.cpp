@@ -57,6 +57,12 @@ BlockView block_mask(const Visibility& vis, std::size_t b, std::size_t r0, std::
     const auto [k_lo, k_hi] = std::minmax_element(vis.kpos.begin() + c0, vis.kpos.begin() + c0 + cols);
     if (*k_hi <= *q_lo) return BlockView::visible;
     if (*k_lo > *q_hi) return BlockView::hidden;
+    const std::int64_t* kp = vis.kpos.data() + c0;
+    for (std::size_t r = 0; r < rows; ++r) {  // a block on the diagonal
+      const std::int64_t p = vis.qpos[r0 + r];
+      for (std::size_t c = 0; c < cols; ++c) mask[r * cols + c] = kp[c] <= p;
+    }
+    return BlockView::partial;
   }
   bool any = false, all = true;
   for (std::size_t r = 0; r < rows; ++r)
@@ -184,8 +190,7 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
   result.output = make_result<T>(
       "flash_attention", std::move(out), {q, k, v},
       [vis, padding, lse, scale, g, Bq, Bk, neg_inf](Node<T>& node) {
-        const Shape qs = detail::shape_of(node.inputs[0]->value), ks = detail::shape_of(node.inputs[1]->value),
-                    vs = detail::shape_of(node.inputs[2]->value);
+        const Shape qs = node.inputs[0]->shape(), ks = node.inputs[1]->shape(), vs = node.inputs[2]->shape();
         const std::size_t B = qs[0], H = qs[1], L = qs[2], d = qs[3], Hkv = ks[1], S = ks[2], dv = vs[3];
         const T *Q = node.inputs[0]->value.data(), *K = node.inputs[1]->value.data(), *V = node.inputs[2]->value.data();
         const T *O = node.value.data(), *dO = node.grad.data();
@@ -232,6 +237,8 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
               }
             }
           }
+        // Saturated heads give gradients so small that their sums underflow: hand out no subnormals.
+        for (Array<T>* grad : {&dq, &dk, &dvv}) detail::flush_subnormals(grad->data(), grad->size());
         if (wants_grad(node, 0)) accumulate_grad(*node.inputs[0], std::move(dq), "flash_attention");
         if (wants_grad(node, 1)) accumulate_grad(*node.inputs[1], std::move(dk), "flash_attention");
         if (wants_grad(node, 2)) accumulate_grad(*node.inputs[2], std::move(dvv), "flash_attention");

@@ -56,7 +56,7 @@ Tensor<T> rope(const Tensor<T>& x, const std::vector<std::int64_t>& positions, d
     Array<T> g = detail::empty_array<T>(detail::shape_of(out.grad));
     rotate(out.grad.data(), g.data(), slices, len, d, cos_t, sin_t, -1.0);
     accumulate_grad(*out.inputs[0], std::move(g), "rope");
-  });
+  }, ValueUse::nothing());
 }
 
 template Tensor<float> rope<float>(const Tensor<float>&, const std::vector<std::int64_t>&, double);

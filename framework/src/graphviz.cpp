@@ -19,7 +19,7 @@ std::string to_dot(const Tensor<T>& root) {
     const Node<T>* n = stack.back();
     stack.pop_back();
     const std::size_t id = ids[n];
-    os << "  n" << id << " [label=\"{" << n->op << " | " << shape_str(detail::shape_of(n->value))
+    os << "  n" << id << " [label=\"{" << n->op << " | " << shape_str(n->shape())
        << (n->requires_grad ? " | grad" : "") << "}\"" << (n == root.node().get() ? ", style=bold" : "") << "];\n";
     for (const auto& in : n->inputs) {
       auto [it, inserted] = ids.emplace(in.get(), ids.size());

@@ -27,7 +27,7 @@ const Array<T>& in_value(const Node<T>& out, std::size_t i) {
 }
 template <typename T>
 Shape in_shape(const Node<T>& out, std::size_t i) {
-  return detail::shape_of(out.inputs[i]->value);
+  return out.inputs[i]->shape();
 }
 }  // namespace
 
@@ -41,7 +41,7 @@ Tensor<T> add(const Tensor<T>& a, const Tensor<T>& b) {
     if (wants_grad(out, 0)) accumulate_grad(*out.inputs[0], unbroadcast(out.grad, in_shape(out, 0)), "add");
     if (wants_grad(out, 1))
       accumulate_grad(*out.inputs[1], unbroadcast(detail::pass_on_grad(out), in_shape(out, 1)), "add");
-  });
+  }, ValueUse::nothing());
 }
 
 // c = a - b;  da = unbroadcast(dc, A), db = -unbroadcast(dc, B)
@@ -55,7 +55,7 @@ Tensor<T> sub(const Tensor<T>& a, const Tensor<T>& b) {
       Array<T> g = -out.grad;
       accumulate_grad(*out.inputs[1], unbroadcast(g, in_shape(out, 1)), "sub");
     }
-  });
+  }, ValueUse::nothing());
 }
 
 // c = a * b;  da = unbroadcast(dc * b, A), db = unbroadcast(dc * a, B)
@@ -115,7 +115,7 @@ Tensor<T> add_scalar(const Tensor<T>& x, T s) {
   Array<T> y = x.value() + s;
   return make_result<T>("add_scalar", std::move(y), {x}, [](Node<T>& out) {
     accumulate_grad(*out.inputs[0], Array<T>(out.grad), "add_scalar");
-  });
+  }, ValueUse::nothing());
 }
 
 // y = x * s;  dx = dy * s
@@ -124,7 +124,7 @@ Tensor<T> mul_scalar(const Tensor<T>& x, T s) {
   Array<T> y = x.value() * s;
   return make_result<T>("mul_scalar", std::move(y), {x}, [s](Node<T>& out) {
     accumulate_grad(*out.inputs[0], Array<T>(out.grad * s), "mul_scalar");
-  });
+  }, ValueUse::nothing());
 }
 
 // y = s - x;  dx = -dy
@@ -197,7 +197,7 @@ Tensor<T> sigmoid(const Tensor<T>& x) {
   Array<T> y = T(1) / (T(1) + xt::exp(-x.value()));
   return make_result<T>("sigmoid", std::move(y), {x}, [](Node<T>& out) {
     accumulate_grad(*out.inputs[0], Array<T>(out.grad * out.value * (T(1) - out.value)), "sigmoid");
-  });
+  }, ValueUse::own_output());
 }
 
 // y = max(x, 0);  dx = dy * [x > 0]
@@ -214,7 +214,7 @@ Tensor<T> relu(const Tensor<T>& x) {
     T* dx = g.data();
     for (std::size_t i = 0; i < g.size(); ++i) dx[i] = yv[i] > T(0) ? dy[i] : T(0);
     accumulate_grad(*out.inputs[0], std::move(g), "relu");
-  });
+  }, ValueUse::own_output());
 }
 
 // y = x * Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2

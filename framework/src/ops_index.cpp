@@ -37,7 +37,7 @@ Tensor<T> embedding(const Tensor<T>& weight, const IndexArray& ids) {
       for (std::size_t d = 0; d < D; ++d) row[d] += dy[i * D + d];
     }
     accumulate_grad(*node.inputs[0], std::move(g), "embedding");
-  });
+  }, ValueUse::nothing());
 }
 
 // torch.gather along `axis`: index has x's rank and, on every other axis, a
@@ -107,7 +107,7 @@ Tensor<T> masked_fill(const Tensor<T>& x, const MaskArray& mask, T value) {
     for (std::size_t i = 0; i < m.size(); ++i)
       if (m[i]) g.data()[i] = T(0);
     accumulate_grad(*node.inputs[0], std::move(g), "masked_fill");
-  });
+  }, ValueUse::nothing());
 }
 
 // y = a where cond else b   (all three broadcast together)
@@ -128,7 +128,7 @@ Tensor<T> where(const MaskArray& cond, const Tensor<T>& a, const Tensor<T>& b) {
       Array<T> g = node.grad;
       for (std::size_t i = 0; i < m.size(); ++i)
         if (static_cast<bool>(m[i]) != take_when) g.data()[i] = T(0);
-      accumulate_grad(*node.inputs[input], detail::unbroadcast(g, detail::shape_of(node.inputs[input]->value)),
+      accumulate_grad(*node.inputs[input], detail::unbroadcast(g, node.inputs[input]->shape()),
                       "where");
     }
   });

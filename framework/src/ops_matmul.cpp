@@ -117,7 +117,7 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
       accumulate_grad(*out.inputs[1], std::move(dB), "matmul");
     }
     // END TASK 0.5
-  });
+  }, ValueUse::inputs_only(0b11));
 }
 
 // y = x W^T + b      x (..., in), W (out, in), b (out) or undefined -> y (..., out)
@@ -151,8 +151,7 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
     const T* dy = node.grad.data();
     const bool empty = rows == 0 || in == 0 || out_features == 0;
     if (wants_grad(node, 0)) {  // dx (rows x in) = dy (rows x out) @ W (out x in)
-      Array<T> dx = empty ? Array<T>(xt::zeros<T>(detail::shape_of(node.inputs[0]->value)))
-                         : detail::empty_array<T>(detail::shape_of(node.inputs[0]->value));
+      Array<T> dx = empty ? Array<T>(xt::zeros<T>(node.inputs[0]->shape())) : detail::empty_array<T>(node.inputs[0]->shape());
       if (!empty) gemm(false, false, rows, in, out_features, dy, node.inputs[1]->value.data(), T(0), dx.data());
       accumulate_grad(*node.inputs[0], std::move(dx), "linear");
     }
@@ -167,7 +166,7 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
         for (std::size_t o = 0; o < out_features; ++o) db.data()[o] += dy[r * out_features + o];
       accumulate_grad(*node.inputs[2], std::move(db), "linear");
     }
-  });
+  }, ValueUse::inputs_only(0b011));  // x and W, not the bias or the output
 }
 
 template Tensor<float> linear<float>(const Tensor<float>&, const Tensor<float>&, const Tensor<float>&);

@@ -87,7 +87,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T
           accumulate_grad(*out.inputs[bi], std::move(db), "layer_norm");
         }
         // END TASK 3.1
-      });
+      }, ValueUse::inputs_only(has_w ? 0b010 : 0));  // the weight; xhat is in the closure
 }
 
 // y = x * keep / (1 - p), keep ~ Bernoulli(1 - p) drawn from gen;  dx = dy * keep / (1 - p)
@@ -105,7 +105,7 @@ Tensor<T> dropout(const Tensor<T>& x, T p, Generator& gen, bool training) {
   Array<T> y = x.value() * keep_scaled;
   return make_result<T>("dropout", std::move(y), {x}, [keep_scaled = std::move(keep_scaled)](Node<T>& out) {
     accumulate_grad(*out.inputs[0], Array<T>(out.grad * keep_scaled), "dropout");
-  });
+  }, ValueUse::nothing());
 }
 
 #define INSTANTIATE(T)                                                                          \

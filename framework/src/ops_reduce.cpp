@@ -56,7 +56,7 @@ Tensor<T> sum(const Tensor<T>& x, const Axes& axes, bool keepdim) {
     T* dx = g.data();
     detail::for_each_broadcast(r.kept_shape, r.in_shape, [&](std::size_t i, std::size_t o) { dx[i] = dy[o]; });
     accumulate_grad(*out.inputs[0], std::move(g), "sum");
-  });
+  }, ValueUse::nothing());
 }
 
 // y = sum(x) / count;  dx = broadcast(dy) / count
@@ -79,7 +79,7 @@ Tensor<T> mean(const Tensor<T>& x, const Axes& axes, bool keepdim) {
     T* dx = g.data();
     detail::for_each_broadcast(r.kept_shape, r.in_shape, [&](std::size_t i, std::size_t o) { dx[i] = dy[o] * inv; });
     accumulate_grad(*out.inputs[0], std::move(g), "mean");
-  });
+  }, ValueUse::nothing());
 }
 
 // y = max over axes of x;  dx[i] = dy[o] if i is the first argmax of slice o, else 0

@@ -48,7 +48,7 @@ Tensor<T> reshape(const Tensor<T>& x, const std::vector<std::ptrdiff_t>& new_sha
     Array<T> g = detail::pass_on_grad(out_node);
     g.reshape(in);
     accumulate_grad(*out_node.inputs[0], std::move(g), "reshape");
-  });
+  }, ValueUse::nothing());
 }
 
 namespace {
@@ -71,12 +71,19 @@ Array<T> permute_values(const Array<T>& x, const std::vector<std::size_t>& order
   if (n >= 2 && order[n - 1] == n - 1) {
     // The last axis stays last (head split / merge): move whole contiguous rows.
     const std::size_t row = in[n - 1];
+    if (row == 0) return y;
+    if (n == 4) {  // (B, T, h, d) <-> (B, h, T, d): three plain loops
+      for (std::size_t a = 0; a < out[0]; ++a)
+        for (std::size_t b = 0; b < out[1]; ++b)
+          for (std::size_t c = 0; c < out[2]; ++c, dst += row)
+            std::copy_n(src + a * strides[0] + b * strides[1] + c * strides[2], row, dst);
+      return y;
+    }
     const Shape outer(out.begin(), out.end() - 1);
     const std::vector<std::size_t> outer_strides(strides.begin(), strides.end() - 1);
-    if (row > 0)
-      detail::for_each_strided(outer, outer_strides, [&](std::size_t i, std::size_t j) {
-        std::memcpy(dst + i * row, src + j, row * sizeof(T));
-      });
+    detail::for_each_strided(outer, outer_strides, [&](std::size_t i, std::size_t j) {
+      std::memcpy(dst + i * row, src + j, row * sizeof(T));
+    });
     return y;
   }
   bool last_two_swapped = n >= 2 && order[n - 1] == n - 2 && order[n - 2] == n - 1;
@@ -102,7 +109,7 @@ Tensor<T> permute_impl(const char* op, const Tensor<T>& x, const std::vector<std
   for (std::size_t i = 0; i < order.size(); ++i) inverse[order[i]] = i;
   return make_result<T>(op, permute_values(x.value(), order), {x}, [op, inverse](Node<T>& out) {
     accumulate_grad(*out.inputs[0], permute_values(out.grad, inverse), op);
-  });
+  }, ValueUse::nothing());
 }
 
 }  // namespace
@@ -180,7 +187,7 @@ Tensor<T> narrow_impl(const char* op, const Tensor<T>& x, std::size_t axis, std:
     Array<T> g = xt::zeros<T>(in);
     copy_axis_range(node.grad.data(), length, 0, g.data(), s.size, start, length, s.outer, s.inner);
     accumulate_grad(input, std::move(g), op);
-  });
+  }, ValueUse::nothing());
 }
 
 }  // namespace
@@ -234,13 +241,13 @@ Tensor<T> concat_impl(const char* op, const std::vector<Tensor<T>>& xs, std::siz
     std::size_t begin = 0;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       if (wants_grad(out, i)) {
-        Array<T> g = detail::empty_array<T>(detail::shape_of(out.inputs[i]->value));
+        Array<T> g = detail::empty_array<T>(out.inputs[i]->shape());
         copy_axis_range(out.grad.data(), s.size, begin, g.data(), sizes[i], 0, sizes[i], s.outer, s.inner);
         accumulate_grad(*out.inputs[i], std::move(g), op);
       }
       begin += sizes[i];
     }
-  });
+  }, ValueUse::nothing());
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
     });
     accumulate_grad(*out.inputs[0], std::move(g), "softmax");
     // END TASK 0.6
-  });
+  }, ValueUse::own_output());
 }
 
 // y = log_softmax(x) along axis      x, y: same shape
@@ -136,7 +136,7 @@ Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
     });
     accumulate_grad(*out.inputs[0], std::move(g), "log_softmax");
     // END TASK 0.7
-  });
+  }, ValueUse::own_output());
 }
 
 #define INSTANTIATE(T)                                                  \

@@ -29,6 +29,19 @@ Node<T>::~Node() {
   }  // n is destroyed here with no inputs left, so its destructor does not recurse
 }
 
+template <typename T>
+Shape Node<T>::shape() const {
+  return value_freed ? freed_shape : detail::shape_of(value);
+}
+
+template <typename T>
+void Node<T>::free_value_if_unused() {
+  if (handles > 0 || value_readers > 0 || backward_reads_value || !backward_fn || value_freed) return;
+  freed_shape = detail::shape_of(value);
+  value = Array<T>();
+  value_freed = true;
+}
+
 // ---- Gradient mode --------------------------------------------------------
 namespace {
 thread_local bool g_grad_enabled = true;
@@ -42,12 +55,14 @@ template <typename T>
 Tensor<T>::Tensor(Array<T> value, bool requires_grad) : node_(std::make_shared<Node<T>>()) {
   node_->value = std::move(value);
   node_->requires_grad = requires_grad;
+  add_handle();
 }
 
 template <typename T>
 Tensor<T> Tensor<T>::from_node(std::shared_ptr<Node<T>> node) {
   Tensor t;
   t.node_ = std::move(node);
+  t.add_handle();
   return t;
 }
 
@@ -55,6 +70,10 @@ namespace {
 template <typename T>
 const Node<T>& checked(const std::shared_ptr<Node<T>>& node) {
   if (!node) throw ValueError("Tensor: use of an undefined tensor");
+  if (node->value_freed) {
+    throw AutogradError("Tensor: the value of op " + node->op + " (shape " + shape_str(node->freed_shape) +
+                        ") was freed: no handle held it and no backward reads it");
+  }
   return *node;
 }
 }  // namespace
@@ -75,7 +94,7 @@ template <typename T> const Array<T>& Tensor<T>::grad() const {
   }
   return n.grad;
 }
-template <typename T> Shape Tensor<T>::shape() const { return detail::shape_of(checked(node_).value); }
+template <typename T> Shape Tensor<T>::shape() const { return checked(node_).shape(); }
 template <typename T> std::size_t Tensor<T>::dim() const { return checked(node_).value.dimension(); }
 template <typename T> std::size_t Tensor<T>::numel() const { return checked(node_).value.size(); }
 template <typename T> std::size_t Tensor<T>::size(std::ptrdiff_t axis) const {
@@ -122,6 +141,7 @@ template <typename T>
 Tensor<T> Tensor<T>::detach() const {
   Tensor out;
   out.node_ = std::make_shared<Node<T>>();
+  out.add_handle();
   out.node_->value = checked(node_).value;
   out.node_->op = "detach";
   return out;
@@ -130,7 +150,7 @@ Tensor<T> Tensor<T>::detach() const {
 // ---- Building op results ----------------------------------------------------
 template <typename T>
 Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inputs,
-                      std::function<void(Node<T>&)> backward_fn) {
+                      std::function<void(Node<T>&)> backward_fn, ValueUse use) {
   if (anomaly_detection_enabled()) detail::check_forward_anomaly(op, value, inputs);
   auto node = std::make_shared<Node<T>>();
   node->value = std::move(value);
@@ -142,8 +162,12 @@ Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inp
   if (any) {
     node->requires_grad = true;
     node->backward_fn = std::move(backward_fn);
+    node->backward_reads_value = use.output;
     node->inputs.reserve(inputs.size());
-    for (const auto& in : inputs) node->inputs.push_back(in.node());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      node->inputs.push_back(inputs[i].node());
+      if (i >= 32 || ((use.inputs >> i) & 1u)) ++node->inputs.back()->value_readers;
+    }
   }
   return Tensor<T>::from_node(std::move(node));
 }
@@ -151,10 +175,10 @@ Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inp
 template <typename T>
 void accumulate_grad(Node<T>& input, Array<T>&& contribution, const std::string& op) {
   if (!input.requires_grad) return;
-  if (!std::equal(contribution.shape().begin(), contribution.shape().end(), input.value.shape().begin(),
-                  input.value.shape().end())) {
+  const Shape input_shape = input.shape();
+  if (!std::equal(contribution.shape().begin(), contribution.shape().end(), input_shape.begin(), input_shape.end())) {
     throw GradientShapeError(op + " backward: gradient of shape " + shape_str(detail::shape_of(contribution)) +
-                             " for an input of shape " + shape_str(detail::shape_of(input.value)));
+                             " for an input of shape " + shape_str(input_shape));
   }
   if (!input.has_grad) {
     input.grad = std::move(contribution);
@@ -226,7 +250,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor<T>& t) {
   template struct Node<T>;                                                                               \
   template class Tensor<T>;                                                                              \
   template Tensor<T> make_result<T>(const char*, Array<T>, std::vector<Tensor<T>>,                       \
-                                    std::function<void(Node<T>&)>);                                      \
+                                    std::function<void(Node<T>&)>, ValueUse);                            \
   template void accumulate_grad<T>(Node<T>&, Array<T>&&, const std::string&);                            \
   template Tensor<T> zeros<T>(const Shape&, bool);                                                       \
   template Tensor<T> ones<T>(const Shape&, bool);                                                        \

@@ -43,6 +43,18 @@ struct Node {
   // Reads this->grad (dL/d output) and accumulates into inputs[i]->grad.
   std::function<void(Node&)> backward_fn;
 
+  // Memory (what PyTorch calls saved tensors): the value of a non-leaf is freed as soon as no
+  // Tensor handle refers to the node and no backward still to run reads it. Each op declares
+  // what its backward reads (ValueUse); a reshape, split or add keeps nothing alive, a linear
+  // keeps its input, a relu its output.
+  int handles = 0;                    // live Tensor handles to this node
+  int value_readers = 0;              // recorded consumers whose backward reads this value
+  bool backward_reads_value = true;   // this node's own backward reads its value
+  bool value_freed = false;
+  Shape freed_shape;                  // the value's shape, kept after the value is freed
+  Shape shape() const;                // the value's shape, also after it is freed
+  void free_value_if_unused();
+
   bool is_leaf() const { return inputs.empty() && !backward_fn && !released; }
   // Destroys long chains iteratively: a 100 000-node graph must not recurse.
   ~Node();
@@ -55,6 +67,25 @@ class Tensor {
 
   Tensor() = default;  // an undefined tensor; defined() is false
   explicit Tensor(Array<T> value, bool requires_grad = false);
+  // Handles are counted (Node::handles) so that values nobody can reach again are freed.
+  Tensor(const Tensor& other) : node_(other.node_) { add_handle(); }
+  Tensor(Tensor&& other) noexcept : node_(std::move(other.node_)) {}
+  Tensor& operator=(const Tensor& other) {
+    if (this != &other) {
+      drop_handle();
+      node_ = other.node_;
+      add_handle();
+    }
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      drop_handle();
+      node_ = std::move(other.node_);
+    }
+    return *this;
+  }
+  ~Tensor() { drop_handle(); }
 
   bool defined() const { return node_ != nullptr; }
   const Array<T>& value() const;
@@ -85,6 +116,13 @@ class Tensor {
   static Tensor from_node(std::shared_ptr<Node<T>> node);
 
  private:
+  void add_handle() {
+    if (node_) ++node_->handles;
+  }
+  void drop_handle() noexcept {
+    if (node_ && --node_->handles == 0) node_->free_value_if_unused();
+    node_.reset();
+  }
   std::shared_ptr<Node<T>> node_;
 };
 
@@ -109,9 +147,20 @@ class NoGradGuard {
 // Creates the output node of `op`. If grad mode is on and some input requires
 // grad, the node records its inputs and backward_fn; otherwise it is a plain
 // constant and backward_fn is dropped.
+// What an op's backward reads besides dL/d output: which inputs' values (bit i = input i) and
+// whether its own output value. The default, everything, is always safe; ops that read less
+// declare it, so that the values they do not need can be freed during the forward pass.
+struct ValueUse {
+  std::uint32_t inputs = ~0u;
+  bool output = true;
+  static ValueUse nothing() { return {0u, false}; }
+  static ValueUse own_output() { return {0u, true}; }
+  static ValueUse inputs_only(std::uint32_t bits) { return {bits, false}; }
+};
+
 template <typename T>
 Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inputs,
-                      std::function<void(Node<T>&)> backward_fn);
+                      std::function<void(Node<T>&)> backward_fn, ValueUse use = {});
 
 // Adds `contribution` (dL/d input, exactly the input's shape) to input's grad.
 // Throws GradientShapeError naming `op` when a backward got a shape wrong.
