@@ -102,6 +102,10 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
             &TrainOptions::attention_only);
   defaulted(train->add_flag("--rope", tr.rope, "rotary positions on q and k instead of sinusoidal embeddings"),
             &TrainOptions::rope);
+  defaulted(train->add_flag("--tiled-attention", tr.tiled_attention,
+                            "the tiled (FlashAttention-2 style) kernel for attention wherever it applies (no attention "
+                            "dropout, no weights asked for): the same results to float rounding, less memory, faster"),
+            &TrainOptions::tiled_attention);
   train->add_flag("--tie-embeddings", tr.tie_embeddings, "one matrix for both embeddings and the generator");
   count("--steps", &TrainOptions::steps, "training steps (at most)");
   count("--batch", &TrainOptions::batch, "copy: sequences per step");

@@ -115,6 +115,7 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.attention.head_dim = head_dim;
   c.attention.gate = parse_gate(gate);
   c.attention.rope = rope;
+  c.attention.flash = tiled_attention;
   c.src_vocab = src_vocab;
   c.tgt_vocab = tgt_vocab;
   c.max_len = task == "translate" ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
@@ -174,7 +175,7 @@ namespace {
 
 #define HEADLAB_TRAIN_FIELDS(X)                                                                            \
   X(task) X(vocab) X(length) X(d_model) X(heads) X(kv_heads) X(head_dim) X(gate) X(ff_dim) X(layers)      \
-  X(dropout) X(norm_first) X(tie_embeddings) X(attention_only) X(rope) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
+  X(dropout) X(norm_first) X(tie_embeddings) X(attention_only) X(rope) X(tiled_attention) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
   X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every) X(train_file) X(valid_file) X(test_file)     \
   X(min_freq) X(max_tokens) X(max_len) X(time_budget) X(beam) X(length_penalty) X(eval_sentences)
 

@@ -69,6 +69,7 @@ struct TrainOptions {
   bool tie_embeddings = false; // one matrix for both embeddings and the generator
   bool attention_only = false; // induction: layers without feed-forward blocks
   bool rope = false;           // rotary positions on q and k instead of sinusoidal embeddings (relative positions only)
+  bool tiled_attention = false;  // the tiled (flash) SDPA kernel wherever it applies: less memory, faster
   // Optimisation: Adam (0.9, 0.98, 1e-9) with the Noam schedule.
   std::size_t steps = 2000;   // at most: stops early at 100% held-out exact match
   std::size_t batch = 64;
