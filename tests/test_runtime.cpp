@@ -1,6 +1,7 @@
 // Process settings (denormal flushing) and the vectorised row kernels behind softmax,
 // cross_entropy and layer_norm, checked against plain scalar loops.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -8,6 +9,7 @@
 
 #include "headlab/headlab.hpp"
 #include "row_kernels.hpp"
+#include "shape_utils.hpp"
 
 using namespace headlab;
 
@@ -73,4 +75,38 @@ TEST_CASE("flush_subnormals zeroes subnormals only, and softmax and its backward
   sum(mul(y, from_data<float>({1.0f, 2.0f, 3.0f}, {1, 3})), {}, false).backward();
   for (float g : scores.grad()) CHECK((g == 0.0f || std::abs(g) >= tiny));
   CHECK(scores.grad()(0, 1) == 0.0f);
+}
+
+TEST_CASE("buffer pool: freed tensor storage is handed out again, aligned, and the cache stays bounded") {
+  if (!buffer_pool_enabled()) {  // sanitizer build: blocks go straight back to the system
+    Array<float> a = detail::empty_array<float>({256, 64});
+    CHECK(reinterpret_cast<std::uintptr_t>(a.data()) % 64 == 0);
+    CHECK(buffer_pool_stats().cached_bytes == 0);
+    return;
+  }
+  buffer_pool_release();
+  const BufferPoolStats before = buffer_pool_stats();
+  CHECK(before.cached_bytes == 0);
+  const float* first_data = nullptr;
+  {
+    Array<float> a = detail::empty_array<float>({256, 64});  // 64 KiB: pooled
+    first_data = a.data();
+    CHECK(reinterpret_cast<std::uintptr_t>(a.data()) % 64 == 0);
+    CHECK(buffer_pool_stats().in_use_bytes >= before.in_use_bytes + 256 * 64 * sizeof(float));
+  }
+  const BufferPoolStats freed = buffer_pool_stats();
+  CHECK(freed.cached_bytes >= 256 * 64 * sizeof(float));
+  CHECK(freed.cached_bytes <= freed.peak_in_use_bytes);
+  {
+    Array<float> b = detail::empty_array<float>({64, 250});  // 62.5 KiB: the same size class
+    CHECK(b.data() == first_data);
+    CHECK(buffer_pool_stats().hits == freed.hits + 1);
+  }
+  {
+    Array<float> small = detail::empty_array<float>({8});  // under 4 KiB: plain malloc, never cached
+    CHECK(reinterpret_cast<std::uintptr_t>(small.data()) % 64 == 0);
+  }
+  CHECK(buffer_pool_stats().cached_bytes == freed.cached_bytes);
+  buffer_pool_release();
+  CHECK(buffer_pool_stats().cached_bytes == 0);
 }

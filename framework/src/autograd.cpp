@@ -6,7 +6,8 @@
 //   2. root.grad += upstream;
 //   3. for node in order: node.backward_fn(node) adds dL/d input to each input;
 //   4. unless retain_graph, each visited non-leaf drops its inputs, closure and
-//      grad, so the activations it kept alive can be freed.
+//      grad, so the activations it kept alive can be freed as the pass goes, not
+//      only at its end.
 #include <unordered_set>
 
 #include "headlab/course.hpp"
@@ -87,6 +88,7 @@ void Tensor<T>::backward(const Array<T>& upstream, bool retain_graph) const {
         n.released = true;
       }
     }
+    it->reset();  // every consumer of n has run: unless a handle (or a kept graph) holds n, it goes now
   }
   // END TASK 0.1
 }

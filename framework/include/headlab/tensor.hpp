@@ -20,15 +20,17 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "headlab/buffer_pool.hpp"
 #include "headlab/errors.hpp"
 
 namespace headlab {
 
 using Shape = std::vector<std::size_t>;
+// Tensor storage: row-major, from the buffer pool (headlab/buffer_pool.hpp).
 template <typename T>
-using Array = xt::xarray<T, xt::layout_type::row_major>;
-using IndexArray = xt::xarray<std::int64_t, xt::layout_type::row_major>;  // token ids, targets
-using MaskArray = xt::xarray<bool, xt::layout_type::row_major>;           // true = masked
+using Array = xt::xarray<T, xt::layout_type::row_major, PoolAllocator<T>>;
+using IndexArray = Array<std::int64_t>;  // token ids, targets
+using MaskArray = Array<bool>;          // true = masked
 
 template <typename T>
 struct Node {
