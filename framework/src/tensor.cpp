@@ -35,9 +35,13 @@ Shape Node<T>::shape() const {
 }
 
 template <typename T>
-void Node<T>::free_value_if_unused() {
+void Node<T>::free_value_if_unused() noexcept {
   if (handles > 0 || value_readers > 0 || backward_reads_value || !backward_fn || value_freed) return;
-  freed_shape = detail::shape_of(value);
+  try {
+    freed_shape = detail::shape_of(value);
+  } catch (...) {  // no memory even for the shape: keep the value (this runs in a destructor)
+    return;
+  }
   value = Array<T>();
   value_freed = true;
 }

@@ -55,7 +55,7 @@ struct Node {
   bool value_freed = false;
   Shape freed_shape;                  // the value's shape, kept after the value is freed
   Shape shape() const;                // the value's shape, also after it is freed
-  void free_value_if_unused();
+  void free_value_if_unused() noexcept;
 
   bool is_leaf() const { return inputs.empty() && !backward_fn && !released; }
   // Destroys long chains iteratively: a 100 000-node graph must not recurse.
@@ -146,9 +146,6 @@ class NoGradGuard {
 };
 
 // ---- Building op results (used by every op) -------------------------------
-// Creates the output node of `op`. If grad mode is on and some input requires
-// grad, the node records its inputs and backward_fn; otherwise it is a plain
-// constant and backward_fn is dropped.
 // What an op's backward reads besides dL/d output: which inputs' values (bit i = input i) and
 // whether its own output value. The default, everything, is always safe; ops that read less
 // declare it, so that the values they do not need can be freed during the forward pass.
@@ -160,6 +157,9 @@ struct ValueUse {
   static ValueUse inputs_only(std::uint32_t bits) { return {bits, false}; }
 };
 
+// Creates the output node of `op`. If grad mode is on and some input requires
+// grad, the node records its inputs and backward_fn (and, per `use`, which values
+// that backward will read); otherwise it is a plain constant and backward_fn is dropped.
 template <typename T>
 Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inputs,
                       std::function<void(Node<T>&)> backward_fn, ValueUse use = {});
