@@ -94,7 +94,7 @@ void check_backward_anomaly(const Node<T>& node) {
     throw NumericalError("anomaly detection: the backward of '" + node.op + "' produced " +
                          kinds(k.nan, k.pos_inf, k.neg_inf) + " in the gradient of its input " + std::to_string(i) +
                          " (element " + std::to_string(k.first) + "); the op's inputs have shapes [" + shapes +
-                         "], its output " + shape_str(detail::shape_of(node.value)));
+                         "], its output " + shape_str(node.shape()));
   }
 }
 

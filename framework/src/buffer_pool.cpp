@@ -2,6 +2,7 @@
 #include "headlab/buffer_pool.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -57,30 +58,31 @@ void* system_allocate(std::size_t bytes) {
 namespace detail {
 
 void* pool_allocate(std::size_t bytes) {
+  if (bytes > std::numeric_limits<std::size_t>::max() / 4) throw std::bad_alloc();  // size_class would overflow
   if (bytes < kSmall || !kPooling) return system_allocate(bytes == 0 ? kAlign : bytes);
   const std::size_t size = size_class(bytes);
   Pool& p = the_pool();
-  {
-    std::lock_guard<std::mutex> lock(p.mutex);
+  auto count_in_use = [&p, size] {  // under the lock
     p.stats.in_use_bytes += size;
     if (p.stats.in_use_bytes > p.stats.peak_in_use_bytes) p.stats.peak_in_use_bytes = p.stats.in_use_bytes;
+  };
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
     auto it = p.free_blocks.find(size);
     if (it != p.free_blocks.end() && !it->second.empty()) {
       void* block = it->second.back();
       it->second.pop_back();
       p.stats.cached_bytes -= size;
       ++p.stats.hits;
+      count_in_use();
       return block;
     }
     ++p.stats.misses;
   }
-  try {
-    return system_allocate(size);
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(p.mutex);
-    p.stats.in_use_bytes -= size;
-    throw;
-  }
+  void* block = system_allocate(size);  // a failure throws before anything is counted
+  std::lock_guard<std::mutex> lock(p.mutex);
+  count_in_use();
+  return block;
 }
 
 void pool_free(void* block, std::size_t bytes) noexcept {

@@ -39,10 +39,10 @@ void Node<T>::free_value_if_unused() noexcept {
   if (handles > 0 || value_readers > 0 || backward_reads_value || !backward_fn || value_freed) return;
   try {
     freed_shape = detail::shape_of(value);
-  } catch (...) {  // no memory even for the shape: keep the value (this runs in a destructor)
+    value = Array<T>();  // (a default xarray still holds one element)
+  } catch (...) {  // no memory even for that: keep the value (this runs in a destructor)
     return;
   }
-  value = Array<T>();
   value_freed = true;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <new>
 
 namespace headlab {
@@ -41,8 +42,12 @@ struct PoolAllocator {
   PoolAllocator() = default;
   template <typename U>
   PoolAllocator(const PoolAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(detail::pool_allocate(n * sizeof(T))); }
+  T* allocate(std::size_t n) {
+    if (n > max_size()) throw std::bad_array_new_length();
+    return static_cast<T*>(detail::pool_allocate(n * sizeof(T)));
+  }
   void deallocate(T* p, std::size_t n) noexcept { detail::pool_free(p, n * sizeof(T)); }
+  std::size_t max_size() const noexcept { return std::numeric_limits<std::size_t>::max() / 4 / sizeof(T); }
   template <typename U>
   struct rebind {
     using other = PoolAllocator<U>;
