@@ -17,28 +17,16 @@
 #include "headlab/safetensors.hpp"
 #include "headlab/text.hpp"
 #include "headlab/trainer.hpp"
+#include "test_support.hpp"
 #include "train_flags.hpp"  // framework/cli: the real `headlab train` flags
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::TempDir;
 
 namespace {
 
 const std::string kFuzzFixtures = std::string(HEADLAB_FIXTURE_DIR) + "/fuzz/";
-
-// A directory under the system temp dir, removed with its contents at scope exit.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("headlab_fuzzreg_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 // The checkpoint of a 1-step copy-task run (d_model 4, one head, ff 4, one layer, vocabulary 4):
 // 428 parameters, small enough to take apart in every test.

@@ -18,30 +18,16 @@
 
 #include "headlab/errors.hpp"
 #include "headlab/report.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::TempDir;
 
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
-
-// A fresh directory under the system temp dir, removed with its contents at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("headlab_report_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;

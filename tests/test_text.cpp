@@ -12,34 +12,15 @@
 
 #include "headlab/errors.hpp"
 #include "headlab/text.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::TempDir;
 
 namespace {
 
 using Tokens = std::vector<std::string>;
-
-// A fresh directory under the system temp dir, removed with its contents at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("headlab_text_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  // Writes `bytes` exactly (binary) to a file in the directory; returns its path.
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const fs::path file = path / name;
-    std::ofstream(file, std::ios::binary) << bytes;
-    return file.string();
-  }
-};
 
 // The message of the FormatError that read_parallel_tsv throws, or "" when it throws nothing.
 std::string tsv_error(const std::string& path) {

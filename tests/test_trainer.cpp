@@ -11,9 +11,11 @@
 #include "headlab/headlab.hpp"
 #include "headlab/nn.hpp"
 #include "headlab/trainer.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::TempDir;
 
 namespace {
 
@@ -47,15 +49,6 @@ TrainOptions tiny_run(const fs::path& dir, std::size_t steps) {
   o.run_dir = dir.string();
   return o;
 }
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("headlab_test_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 

@@ -9,20 +9,13 @@
 #include "headlab/bleu.hpp"
 #include "headlab/random.hpp"
 #include "headlab/trainer.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("headlab_translate_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // A toy language pair: source word "wK" translates to target word "vK", word order kept,
 // then the target ends with "." -- learnable in a few hundred steps by a small model.

@@ -15,10 +15,11 @@ void set_blas_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
 
 void tune_allocator() {
 #if defined(__GLIBC__)
-  // Every op allocates its result; glibc would serve the larger ones with
-  // mmap and hand freed memory back to the kernel, so each training step paid
-  // for fresh zeroed pages again (measured: a third of the copy task's time
-  // in the kernel). Keep freed memory in the process instead.
+  // Tensor storage comes from headlab's buffer pool (buffer_pool.hpp); the
+  // rest (mask buffers, closures, graph nodes) from malloc, which would serve
+  // the larger requests with mmap and hand freed memory back to the kernel,
+  // so each training step paid for fresh zeroed pages again. Keep freed
+  // memory in the process instead.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);

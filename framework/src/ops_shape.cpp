@@ -146,27 +146,21 @@ Tensor<T> transpose(const Tensor<T>& x, std::ptrdiff_t axis0, std::ptrdiff_t axi
 
 namespace {
 
-// Copies rows of `block` contiguous elements: the sub-range [start, start+len)
-// of an axis, seen as (outer, size, inner).
-template <typename T>
+// Copies (or, with Accumulate, adds: dst += src) rows of len * inner contiguous elements:
+// the sub-range [start, start + len) of an axis, seen as (outer, size, inner).
+template <bool Accumulate = false, typename T>
 void copy_axis_range(const T* src, std::size_t src_size, std::size_t src_start, T* dst, std::size_t dst_size,
                      std::size_t dst_start, std::size_t len, std::size_t outer, std::size_t inner) {
-  if (len * inner == 0) return;
-  for (std::size_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + (o * dst_size + dst_start) * inner, src + (o * src_size + src_start) * inner,
-                len * inner * sizeof(T));
-  }
-}
-
-// The same rows, added (dst += src) instead of copied.
-template <typename T>
-void add_axis_range(const T* src, std::size_t src_size, std::size_t src_start, T* dst, std::size_t dst_size,
-                    std::size_t dst_start, std::size_t len, std::size_t outer, std::size_t inner) {
   const std::size_t block = len * inner;
+  if (block == 0) return;
   for (std::size_t o = 0; o < outer; ++o) {
     const T* from = src + (o * src_size + src_start) * inner;
     T* to = dst + (o * dst_size + dst_start) * inner;
-    for (std::size_t i = 0; i < block; ++i) to[i] += from[i];
+    if constexpr (Accumulate) {
+      for (std::size_t i = 0; i < block; ++i) to[i] += from[i];
+    } else {
+      std::memcpy(to, from, block * sizeof(T));
+    }
   }
 }
 
@@ -181,7 +175,7 @@ Tensor<T> narrow_impl(const char* op, const Tensor<T>& x, std::size_t axis, std:
   return make_result<T>(op, std::move(y), {x}, [op, in, s, start, length](Node<T>& node) {
     Node<T>& input = *node.inputs[0];
     if (input.has_grad) {  // add dy into the range in place (the pieces of a split meet here)
-      add_axis_range(node.grad.data(), length, 0, input.grad.data(), s.size, start, length, s.outer, s.inner);
+      copy_axis_range<true>(node.grad.data(), length, 0, input.grad.data(), s.size, start, length, s.outer, s.inner);
       return;
     }
     Array<T> g = xt::zeros<T>(in);

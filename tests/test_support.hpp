@@ -1,0 +1,49 @@
+// test_support.hpp: helpers shared by the test files.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace headlab::testing {
+
+// A fresh directory under the system temp dir (headlab_<name>_<pid>_<n>, unique per process and
+// per object), created empty and removed with its contents at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name = "test") {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("headlab_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // The path of `name` inside the directory.
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  // Writes `bytes` exactly (binary) to a file in the directory; returns its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path / name, std::ios::binary) << bytes;
+    return file(name);
+  }
+  // The names of the directory's entries, sorted.
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+}  // namespace headlab::testing
