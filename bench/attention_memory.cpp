@@ -14,9 +14,9 @@
 #include <iostream>
 #include <string>
 
-#include "headlab/attention.hpp"
-#include "headlab/ops.hpp"
-#include "headlab/random.hpp"
+#include "headlab/attention/attention.hpp"
+#include "headlab/ops/ops.hpp"
+#include "headlab/core/random.hpp"
 #include "headlab/headlab.hpp"
 
 using namespace headlab;

@@ -9,7 +9,7 @@ Command (from the repository root, after a release build and scripts/build_de_en
     /usr/bin/python3 bench/compare_translate.py --twin-only          # rerun PyTorch, reuse OUT/headlab
     /usr/bin/python3 bench/compare_translate.py --report-only        # only re-render the report from OUT
 
-What runs: first `BUILD/framework/headlab train --task translate ...`, then bench/translate_twin.py (the
+What runs: first `BUILD/apps/headlab train --task translate ...`, then bench/translate_twin.py (the
 same data, tokenizer, vocabulary, batches, model, loss, optimiser, schedule, evaluation and decoding,
 written with torch.nn), one after the other, never in parallel, both on one thread
 (OPENBLAS_NUM_THREADS=1; the twin also calls torch.set_num_threads(1)). Both get the same --train,
@@ -73,7 +73,7 @@ def side_command(side, a, run_dir):
               "--time-budget", str(a.budget), "--eval-every", str(a.eval_every), "--seed", str(a.seed),
               "--steps", "1000000000"]  # the budget ends the run, not a step count
     if side == "headlab":
-        exe = os.path.join(a.build, "framework", "headlab")
+        exe = os.path.join(a.build, "apps", "headlab")
         return [exe, "train", "--task", "translate"] + common + ["--progress", "none", "--run-dir", run_dir]
     return [a.python, os.path.join(HERE, "translate_twin.py")] + common + ["--out", run_dir]
 
@@ -86,7 +86,7 @@ def run_all(a):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     sides = [s for s in SIDES if not ((s == "headlab" and a.twin_only) or (s == "pytorch" and a.headlab_only))]
     if "headlab" in sides:
-        exe = os.path.join(a.build, "framework", "headlab")
+        exe = os.path.join(a.build, "apps", "headlab")
         if not os.access(exe, os.X_OK):
             sys.exit(f"compare_translate: {exe} not found (build the release preset, or pass --build / --twin-only)")
     for k in ("train", "valid", "test"):
@@ -330,7 +330,7 @@ def main():
     ap = argparse.ArgumentParser(description="headlab vs PyTorch translation for the same training-time budget",
                                  epilog="see the module docstring for what is measured")
     ap.add_argument("--budget", type=float, default=600, help="seconds of training steps per side")
-    ap.add_argument("--build", default="build/release", help="build directory holding framework/headlab")
+    ap.add_argument("--build", default="build/release", help="build directory holding apps/headlab")
     ap.add_argument("--data", default="datasets/de-en/small", help="directory with train/valid/test.tsv")
     ap.add_argument("--eval-every", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)

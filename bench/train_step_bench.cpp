@@ -28,10 +28,10 @@
 #include <xtensor/xview.hpp>
 
 #include "headlab/headlab.hpp"
-#include "headlab/nn.hpp"
-#include "headlab/ops.hpp"
-#include "headlab/optim.hpp"
-#include "headlab/random.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/ops/ops.hpp"
+#include "headlab/optim/optim.hpp"
+#include "headlab/core/random.hpp"
 
 using namespace headlab;
 

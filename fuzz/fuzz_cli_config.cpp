@@ -2,7 +2,7 @@
 // [train] section; every run directory holds one, config.ini).
 //
 // The input is written to a temporary file and parsed exactly as the command line does it:
-// the same CLI11 app pieces (add_train_command from framework/cli/train_flags.hpp: the same
+// the same CLI11 app pieces (add_train_command from apps/headlab/train_flags.hpp: the same
 // flags, checks and --config), argv = {headlab, train, --config, FILE}. Then, as main.cpp does,
 // the task defaults fill the flags not given and TrainOptions::validate() runs. Checked on the way:
 //   - options that validate can be stored in a checkpoint: from_text(to_text()) gives them back;
@@ -22,8 +22,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "headlab/errors.hpp"
-#include "headlab/trainer.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/train/trainer.hpp"
 #include "train_flags.hpp"
 
 namespace {

@@ -17,9 +17,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "headlab/errors.hpp"
-#include "headlab/safetensors.hpp"
-#include "headlab/trainer.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/data/safetensors.hpp"
+#include "headlab/train/trainer.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "headlab/errors.hpp"
-#include "headlab/trainer.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/train/trainer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "headlab/errors.hpp"
-#include "headlab/text.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/data/text.hpp"
 
 namespace {
 [[noreturn]] void fail(const std::string& why) {

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "headlab/errors.hpp"
-#include "headlab/text.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/data/text.hpp"
 
 namespace {
 [[noreturn]] void fail(const char* why) {

@@ -16,7 +16,7 @@ Two kinds of case:
   * "plain torch": variants torch 1.13 lacks (GQA/MQA, a head size other than
     D/h, sigmoid gates at position G1, a head mask, a sliding window with sinks),
     computed by `reference_attention` below from plain torch ops in headlab's
-    layout (framework/include/headlab/attention.hpp). Before anything is written,
+    layout (framework/attention/include/headlab/attention/attention.hpp). Before anything is written,
     the same function is checked against nn.MultiheadAttention on every case of
     the first kind (output, weights and every gradient), so it is trustworthy.
 

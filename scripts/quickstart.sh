@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 cmake --preset release
 cmake --build --preset release
-./build/release/framework/headlab train --task copy --run-dir runs/copy "$@"
+./build/release/apps/headlab train --task copy --run-dir runs/copy "$@"

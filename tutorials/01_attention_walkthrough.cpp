@@ -6,7 +6,7 @@
 //
 //     D = 16 (d_model), h = 4 heads, d_k = D / h = 4,  B = 2 sequences of T = 5 tokens,
 //
-// and rebuild its forward pass from the plain autograd ops of headlab/ops.hpp,
+// and rebuild its forward pass from the plain autograd ops of headlab/ops/ops.hpp,
 // printing the shape of every intermediate. The path is the one of Vaswani et
 // al. 2017, section 3.2:
 //
@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "headlab/attention.hpp"
+#include "headlab/attention/attention.hpp"
 #include "headlab/headlab.hpp"
 
 #include "tutorial_table.hpp"

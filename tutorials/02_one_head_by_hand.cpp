@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "headlab/attention.hpp"
+#include "headlab/attention/attention.hpp"
 #include "headlab/headlab.hpp"
 
 #include "tutorial_table.hpp"

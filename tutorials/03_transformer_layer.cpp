@@ -8,7 +8,7 @@
 //     y   = LayerNorm_1(x + SelfAttention(x))
 //     out = LayerNorm_2(y + FeedForward(y)),     FeedForward(y) = linear2(relu(linear1(y)))
 //
-// This program builds a TransformerEncoderLayer<float> (headlab/nn.hpp) with
+// This program builds a TransformerEncoderLayer<float> (headlab/models/transformer.hpp) with
 // D = 16, h = 4 heads, a feed-forward width of F = 32 and no dropout, lists
 // its parameters, recomputes its forward pass by hand from those parameters
 // (printing the shape after every sub-layer) and checks the result against
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "headlab/headlab.hpp"
-#include "headlab/nn.hpp"
+#include "headlab/models/transformer.hpp"
 
 #include "tutorial_table.hpp"
 

@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "headlab/headlab.hpp"
-#include "headlab/trainer.hpp"
+#include "headlab/train/trainer.hpp"
 
 using namespace headlab;
 

@@ -3,12 +3,12 @@
 // The corpus (datasets/de-en/small, built by scripts/build_de_en.py from the Ding
 // dictionary) pairs German and English phrases and example sentences. The
 // pipeline, step by step:
-//   text -> tokens        lower-case, punctuation split            (headlab/text.hpp)
+//   text -> tokens        lower-case, punctuation split            (headlab/data/text.hpp)
 //   tokens -> ids         word vocabulary of each side, <unk> for rare words
-//   ids -> batches        sorted by length, cut by a token budget, padded (headlab/batching.hpp)
+//   ids -> batches        sorted by length, cut by a token budget, padded (headlab/data/batching.hpp)
 //   training              label-smoothed cross-entropy, Adam + Noam, dropout
-//   decoding              greedy and beam search with a KV cache  (headlab/decoding.hpp)
-//   scoring               corpus BLEU-4                            (headlab/bleu.hpp)
+//   decoding              greedy and beam search with a KV cache  (headlab/train/decoding.hpp)
+//   scoring               corpus BLEU-4                            (headlab/data/bleu.hpp)
 //
 // usage: tutorial_translation [--quick] [DATA_DIR]
 //   --quick: a few steps on the corpus (for the test suite); otherwise 100 s of training.
@@ -18,11 +18,11 @@
 #include <iostream>
 #include <string>
 
-#include "headlab/batching.hpp"
-#include "headlab/bleu.hpp"
+#include "headlab/data/batching.hpp"
+#include "headlab/data/bleu.hpp"
 #include "headlab/headlab.hpp"
-#include "headlab/text.hpp"
-#include "headlab/trainer.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/train/trainer.hpp"
 #include "tutorial_table.hpp"
 
 using namespace headlab;

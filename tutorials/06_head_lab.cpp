@@ -1,6 +1,6 @@
 // Chapter 6: the head lab. What do trained heads do? Study 1: induction heads.
 //
-// Data (the induction task, headlab/trainer.hpp):
+// Data (the induction task, headlab/train/trainer.hpp):
 //   <s> r_1 .. r_k  r_1 .. r_k  x ..        r, x uniform random tokens, k varies per sequence
 // The first copy is noise: no model can beat ln(62) = 4.13 nats there. From r_2 of the
 // second copy on, the answer is "the token that followed this token last time": a
@@ -11,7 +11,7 @@
 //                                    i - (k - 1), and copies the token there: r_{i+1}.
 // A single layer cannot build it: its keys only know their own token.
 //
-// Scores (headlab/heads.hpp) on the probe [<s>] r_1..r_16 r_1..r_16:
+// Scores (headlab/lab/heads.hpp) on the probe [<s>] r_1..r_16 r_1..r_16:
 //   previous-token = mean A[i, i-1],   induction = mean over the second copy of A[i, i-15],
 //   sink = mean A[i, 0];  a head "is" one of these when its score > 0.4.
 //
@@ -24,8 +24,8 @@
 #include <iostream>
 
 #include "headlab/headlab.hpp"
-#include "headlab/heads.hpp"
-#include "headlab/report.hpp"
+#include "headlab/lab/heads.hpp"
+#include "headlab/report/report.hpp"
 #include "study_common.hpp"
 
 using namespace headlab;

@@ -19,7 +19,7 @@
 #include <map>
 
 #include "headlab/headlab.hpp"
-#include "headlab/report.hpp"
+#include "headlab/report/report.hpp"
 #include "study_common.hpp"
 
 using namespace headlab;

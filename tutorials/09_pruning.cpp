@@ -4,7 +4,7 @@
 // multiplier xi_h (1 = kept, 0 = pruned); its importance is I_h = mean |dL/dxi_h| over the
 // evaluation data, normalised within each attention module. Prune the least important ~10% of
 // the remaining heads, recompute, repeat, without retraining; compare with pruning in a random
-// order. (headlab/heads.hpp: head_importance, prune_heads; the CLI: headlab prune.)
+// order. (headlab/lab/heads.hpp: head_importance, prune_heads; the CLI: headlab prune.)
 // The model: the translation defaults of `headlab train --task translate` (d_model 128,
 // 8 heads, 2+2 layers: 48 heads in 6 attention modules) trained for 1200 steps; the metric is
 // greedy BLEU on the validation set (179 sentences), the loss is the validation token NLL.
@@ -18,8 +18,8 @@
 #include <iostream>
 
 #include "headlab/headlab.hpp"
-#include "headlab/heads.hpp"
-#include "headlab/report.hpp"
+#include "headlab/lab/heads.hpp"
+#include "headlab/report/report.hpp"
 #include "study_common.hpp"
 
 using namespace headlab;

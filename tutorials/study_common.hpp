@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "headlab/headlab.hpp"
-#include "headlab/heads.hpp"
-#include "headlab/sweep.hpp"
-#include "headlab/trainer.hpp"
+#include "headlab/lab/heads.hpp"
+#include "headlab/lab/sweep.hpp"
+#include "headlab/train/trainer.hpp"
 
 namespace headlab::study {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "headlab/tensor.hpp"
+#include "headlab/core/tensor.hpp"
 
 namespace headlab {
 

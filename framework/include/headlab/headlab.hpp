@@ -1,28 +1,34 @@
-// headlab/headlab.hpp: the whole public library in one include.
+// headlab/headlab.hpp: the whole public library in one include, rung by rung.
 #pragma once
 
-#include "headlab/attention.hpp"
-#include "headlab/errors.hpp"
-#include "headlab/gradcheck.hpp"
-#include "headlab/graphviz.hpp"
-#include "headlab/module.hpp"
-#include "headlab/nn.hpp"
-#include "headlab/optim.hpp"
-#include "headlab/ops.hpp"
-#include "headlab/random.hpp"
-#include "headlab/report.hpp"
-#include "headlab/safetensors.hpp"
-#include "headlab/tensor.hpp"
-
-namespace headlab {
-// Sets OpenBLAS's thread count (headlab defaults to 1: see README).
-void set_blas_threads(int n);
-// Keeps freed memory in the process (glibc): training allocates the same
-// sizes every step, and returning them to the kernel costs page faults.
-void tune_allocator();
-// Treats subnormal floats (|x| < 1.2e-38 in float) as zero, in inputs and results, on the
-// calling thread (and threads it starts later): torch.set_flush_denormal. Off by default.
-// Arithmetic on subnormals is slow on x86 (a saturated softmax produces them; measured: the
-// translate benchmark step runs ~15% faster with it on). Returns false where unsupported.
-bool set_flush_denormal(bool on);
-}  // namespace headlab
+// core: tensors, autograd, errors, random numbers, gradcheck, graphs, anomaly detection, runtime settings
+#include "headlab/core/anomaly.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/core/gradcheck.hpp"
+#include "headlab/core/graphviz.hpp"
+#include "headlab/core/random.hpp"
+#include "headlab/core/runtime.hpp"
+#include "headlab/core/tensor.hpp"
+// ops: every differentiable op
+#include "headlab/ops/ops.hpp"
+// nn: modules and layers; attention: SDPA, multi-head attention and its variants, KV cache
+#include "headlab/nn/layers.hpp"
+#include "headlab/nn/module.hpp"
+#include "headlab/attention/attention.hpp"
+// models: the encoder-decoder transformer and the decoder-only LM
+#include "headlab/models/transformer.hpp"
+// optim: SGD, Adam(W), schedules, clipping
+#include "headlab/optim/optim.hpp"
+// data: text, vocabularies, TSV corpora, batching, BLEU, safetensors
+#include "headlab/data/batching.hpp"
+#include "headlab/data/bleu.hpp"
+#include "headlab/data/safetensors.hpp"
+#include "headlab/data/text.hpp"
+// report: progress, metrics, charts and heatmaps
+#include "headlab/report/report.hpp"
+// train: options, checkpoints, the training loops, decoding
+#include "headlab/train/decoding.hpp"
+#include "headlab/train/trainer.hpp"
+// lab: head scores, importance, pruning, sweeps
+#include "headlab/lab/heads.hpp"
+#include "headlab/lab/sweep.hpp"

@@ -1,0 +1,377 @@
+// ablate_command.cpp: `headlab ablate` (see ablate_command.hpp): flags, checks, and running the runs.
+//
+// A run is this executable started again as
+//   headlab train <flags after --> <grid flags> --seed S --run-dir DIR/runs/<name> --progress none
+// with stdout and stderr in DIR/runs/<name>/log.txt. Up to -j runs go at once
+// (posix_spawn, then waitpid); the children share our process group, so a
+// Ctrl-C in the terminal reaches them too: each saves its checkpoint and exits
+// 130, and a SIGINT / SIGTERM sent to this process alone is passed on to them.
+#include "ablate_command.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/lab/sweep.hpp"
+#include "headlab/train/trainer.hpp"
+#include "train_flags.hpp"
+
+extern char** environ;
+
+namespace headlab::cli {
+
+namespace fs = std::filesystem;
+
+CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
+  auto* ablate = app.add_subcommand(
+      "ablate", "run `headlab train` over a grid of flags x seeds; write mean ± std tables and a chart");
+  ablate->add_option("--out", o.out_dir, "the sweep directory (sweep.json, runs/, summary.csv, summary.md, chart.svg)")
+      ->required();
+  ablate->add_option("--grid", o.grid, "KEY=V1,V2,...: a train flag without dashes and its values (repeatable; "
+                                       "head_dim=compute means d_model/heads; flags without a value take on/off)")
+      ->allow_extra_args(false);
+  ablate->add_option("--seeds", o.seeds, "seeds of every grid cell, e.g. 1,2,3 (default 1)");
+  ablate->add_option("-j,--jobs", o.jobs, "runs at the same time")->check(CLI::Range(1, 1024))->capture_default_str();
+  ablate->add_option("--metric", o.metric, "summary.json field on the chart's y axis")->capture_default_str();
+  ablate->add_option("--x", o.x_key, "grid key on the chart's x axis (default: heads, else the first numeric key)");
+  ablate->add_option("--emit-jobs", o.emit_jobs,
+                     "write one shell command per unfinished run to this file instead of running them");
+  ablate->add_flag("--collect", o.collect, "only (re)write the summary of DIR from the finished runs");
+  ablate->add_option("train_flags", o.train_flags, "after `--`: flags for every `headlab train` run");
+  return ablate;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Checks against the real `train` flags
+// ---------------------------------------------------------------------------
+
+// The flags of `headlab train` that take no value (--pre-ln, ...), for the grid keys; a key
+// that is no train flag is a usage error.
+std::set<std::string> boolean_grid_flags(const std::vector<GridAxis>& grid) {
+  CLI::App probe;
+  TrainOptions unused;
+  CLI::App* train = add_train_command(probe, unused).app;
+  std::set<std::string> booleans;
+  for (const GridAxis& axis : grid) {
+    const std::string flag = train_flag_for(axis.key);
+    const CLI::Option* opt = train->get_option_no_throw(flag);
+    if (opt == nullptr || opt == train->get_help_ptr())
+      throw ValueError("--grid " + axis.key + ": `headlab train` has no flag " + flag +
+                       " (see headlab train --help)");
+    if (opt->get_expected_min() == 0) booleans.insert(flag);
+  }
+  return booleans;
+}
+
+// Parses and validates one run's arguments exactly as `headlab train` will, so that a bad
+// value (heads=3 with d_model 64, a typo after --) stops the sweep before any run starts.
+void check_train_arguments(const SweepRun& run) {
+  CLI::App probe;
+  TrainOptions options;
+  const TrainCommand command = add_train_command(probe, options);
+  std::vector<std::string> args = {"train"};
+  args.insert(args.end(), run.train_args.begin(), run.train_args.end());
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+  try {
+    probe.parse(args);
+    command.apply_task_defaults();
+    options.validate();
+  } catch (const CLI::Error& e) {
+    throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + e.what());
+  } catch (const ValueError& e) {
+    throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Signals
+// ---------------------------------------------------------------------------
+
+volatile std::sig_atomic_t g_stop_signal = 0;  // the SIGINT / SIGTERM received, 0 = none
+void on_stop_signal(int signal) { g_stop_signal = signal; }
+
+// Installs the handler for the lifetime of the object, then puts the old ones back.
+struct StopSignals {
+  struct sigaction old_int {}, old_term {};
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------
+
+std::string executable_path() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw IOError("cannot find the headlab executable (/proc/self/exe): " + ec.message());
+  return exe.string();
+}
+
+// The last `count` lines of a file (a failed run's log), each indented.
+std::string tail_lines(const fs::path& path, std::size_t count) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+    if (lines.size() > count) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& line : lines) out += "    " + line + "\n";
+  return out;
+}
+
+// "exit 1", "killed by signal 9".
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+// Starts one run: `exe train <args> [--resume]`, stdout and stderr to RUN_DIR/log.txt
+// (appended to when resuming), stdin from /dev/null. Returns the child's pid.
+pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& run, bool resume) {
+  const fs::path dir = plan.run_dir(run);
+  if (!resume) fs::remove_all(dir);  // what a failed attempt left (metrics.jsonl would be appended to)
+  fs::create_directories(dir);
+  const std::string log = (dir / "log.txt").string();
+
+  std::vector<std::string> args = {exe, "train"};
+  args.insert(args.end(), run.train_args.begin(), run.train_args.end());
+  if (resume) args.push_back("--resume");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
+  posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int error = posix_spawn(&pid, exe.c_str(), &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (error != 0) throw IOError("cannot start '" + exe + "' for run " + run.name + ": " + std::strerror(error));
+  return pid;
+}
+
+struct SweepOutcome {
+  std::map<std::string, std::string> notes;  // run name -> "failed: exit 1", "interrupted", ...
+  std::size_t failed = 0, interrupted = 0;
+  bool stopped = false;  // a SIGINT / SIGTERM arrived
+};
+
+// Runs `todo` (indices into plan.runs), at most `jobs` at once, until all have ended or a stop
+// signal arrives (then no new run starts and the running ones are waited for).
+SweepOutcome run_all(const std::string& exe, const SweepPlan& plan, const std::vector<std::size_t>& todo,
+                     std::size_t jobs) {
+  using clock = std::chrono::steady_clock;
+  struct Running {
+    std::size_t run;
+    clock::time_point start;
+  };
+  StopSignals signals;
+  SweepOutcome outcome;
+  std::map<pid_t, Running> running;
+  std::size_t next = 0, ended = 0;
+  bool passed_on = false;  // the stop signal has been sent to the running children
+  const std::string of_total = " of " + std::to_string(todo.size());
+
+  while (running.size() > 0 || (next < todo.size() && g_stop_signal == 0)) {
+    while (g_stop_signal == 0 && running.size() < jobs && next < todo.size()) {
+      const SweepRun& run = plan.runs[todo[next]];
+      const bool resume = run_state(plan.run_dir(run)) == RunState::Resumable;
+      const pid_t pid = start_run(exe, plan, run, resume);
+      running[pid] = {todo[next], clock::now()};
+      ++next;
+      std::cout << (resume ? "resume " : "start  ") << run.name << "  (run " << next << of_total << ")" << std::endl;
+    }
+    if (g_stop_signal != 0 && !passed_on) {
+      // From a terminal the children got the signal already; a signal sent to us alone is passed on.
+      for (const auto& child : running) ::kill(child.first, g_stop_signal);
+      passed_on = true;
+      outcome.stopped = true;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) {
+      // Nobody ended yet: look again shortly (polling keeps the signal handling simple).
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (pid < 0) throw IOError(std::string("waitpid: ") + std::strerror(errno));
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;  // not one of ours
+    const SweepRun& run = plan.runs[it->second.run];
+    const double seconds = std::chrono::duration<double>(clock::now() - it->second.start).count();
+    running.erase(it);
+    ++ended;
+    const fs::path log = plan.run_dir(run) / "log.txt";
+    const std::string count = "  (" + std::to_string(ended) + of_total + " ended)";
+    const bool exit_zero = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (exit_zero && run_state(plan.run_dir(run)) == RunState::Finished) {
+      std::cout << "done   " << run.name << " in " << std::fixed << std::setprecision(1) << seconds << " s"
+                << std::defaultfloat << count << std::endl;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 130) {
+      ++outcome.interrupted;
+      outcome.notes[run.name] = "interrupted: resumes on rerun";
+      std::cout << "stopped " << run.name << ", checkpoint saved" << count << std::endl;
+    } else {
+      ++outcome.failed;
+      const std::string why = exit_zero ? "exit 0 but no finished summary.json" : describe_status(status);
+      outcome.notes[run.name] = "failed: " + why;
+      std::cerr << "FAILED " << run.name << " (" << why << ")" << count << "; the end of " << log.string() << ":\n"
+                << tail_lines(log, 8) << std::flush;
+    }
+  }
+  if (g_stop_signal != 0) outcome.stopped = true;
+  return outcome;
+}
+
+// ---------------------------------------------------------------------------
+// The command
+// ---------------------------------------------------------------------------
+
+// summary.csv, summary.md and chart.svg from the runs finished now; the table goes to stdout.
+void summarise(const SweepPlan& plan, const AblateOptions& o, const std::string& x_key,
+               const std::map<std::string, std::string>& notes) {
+  const SweepSummary summary = summarize_sweep(plan, notes);
+  write_sweep_outputs(plan.out_dir, summary, x_key, o.metric);
+  if (summary.unfinished.size() < summary.total_runs &&
+      std::find(summary.metrics.begin(), summary.metrics.end(), o.metric) == summary.metrics.end())
+    std::cerr << "headlab ablate: note: no finished run has '" << o.metric
+              << "' in its summary.json, so chart.svg has no points\n";
+  std::cout << "\n" << summary_markdown(summary);
+  std::cout << "wrote " << (plan.out_dir / "summary.csv").string() << ", summary.md and chart.svg" << std::endl;
+}
+
+std::string chart_x_key(const AblateOptions& o, const std::vector<GridAxis>& grid) {
+  if (o.x_key.empty()) return default_x_key(grid);
+  std::string key = o.x_key;
+  std::replace(key.begin(), key.end(), '-', '_');
+  for (const GridAxis& axis : grid)
+    if (axis.key == key) return key;
+  std::vector<std::string> keys;
+  for (const GridAxis& axis : grid) keys.push_back(axis.key);
+  std::string list;
+  for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+  throw ValueError("--x " + o.x_key + ": not a grid key (the grid keys are " + list + ")");
+}
+
+int collect(const AblateOptions& o) {
+  if (!o.grid.empty() || !o.seeds.empty() || !o.train_flags.empty() || !o.emit_jobs.empty())
+    throw ValueError("--collect reads the sweep from " + (fs::path(o.out_dir) / "sweep.json").string() +
+                     "; give it with --out (and --metric, --x) only");
+  const SweepPlan plan = read_sweep_json(o.out_dir);
+  summarise(plan, o, chart_x_key(o, plan.spec.grid), {});
+  return 0;
+}
+
+int sweep(const AblateOptions& o) {
+  // 1. The plan, checked completely before anything runs (usage errors, exit 2).
+  SweepSpec spec;
+  for (const std::string& text : o.grid) spec.grid.push_back(parse_grid_axis(text));
+  if (!o.seeds.empty()) spec.seeds = parse_seeds(o.seeds);
+  spec.base_flags = o.train_flags;
+  validate_sweep(spec);  // duplicates, seed, conflicts with the flags after --
+  spec.boolean_flags = boolean_grid_flags(spec.grid);
+  const SweepPlan plan = plan_sweep(spec, o.out_dir);
+  const std::string x_key = chart_x_key(o, spec.grid);
+  for (std::size_t i = 0; i < plan.runs.size(); i += spec.seeds.size()) check_train_arguments(plan.runs[i]);
+  if (fs::exists(plan.out_dir / "sweep.json")) {
+    const std::string difference = sweep_difference(read_sweep_json(plan.out_dir).spec, spec);
+    if (!difference.empty())
+      throw ValueError(o.out_dir + " holds a different sweep (" + difference +
+                       "); use another --out, or remove its sweep.json and runs/ to start over");
+  }
+  const std::string exe = executable_path();
+  write_sweep_json(plan, exe);
+
+  // 2. What is left to do.
+  std::vector<std::size_t> todo;
+  std::size_t finished = 0;
+  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+    if (run_state(plan.run_dir(plan.runs[i])) == RunState::Finished)
+      ++finished;
+    else
+      todo.push_back(i);
+  }
+  if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
+
+  if (!o.emit_jobs.empty()) {
+    std::ofstream jobs(o.emit_jobs, std::ios::trunc);
+    if (!jobs) throw IOError("--emit-jobs: cannot write '" + o.emit_jobs + "'");
+    for (std::size_t i : todo) {
+      const SweepRun& run = plan.runs[i];
+      const RunState state = run_state(plan.run_dir(run));
+      if (state == RunState::Started) fs::remove_all(plan.run_dir(run));  // a job must start clean
+      jobs << job_command(exe, plan, run, state == RunState::Resumable) << "\n";
+    }
+    jobs.flush();
+    if (!jobs) throw IOError("--emit-jobs: writing '" + o.emit_jobs + "' failed");
+    std::cout << "wrote " << todo.size() << " jobs to " << o.emit_jobs << " (one command a line: bash "
+              << o.emit_jobs << ", parallel < " << o.emit_jobs << ", or a SLURM array);\nthen: headlab ablate --out "
+              << o.out_dir << " --collect" << std::endl;
+    return 0;
+  }
+
+  // 3. Run, then summarise whatever is finished.
+  std::cout << "sweep: " << plan.runs.size() << " runs, " << todo.size() << " to run, " << o.jobs
+            << " at a time; logs in " << (plan.out_dir / "runs").string() << "/<name>/log.txt" << std::endl;
+  const SweepOutcome outcome = run_all(exe, plan, todo, o.jobs);
+  summarise(plan, o, x_key, outcome.notes);
+  if (outcome.stopped) {
+    std::cerr << "headlab ablate: interrupted; " << outcome.interrupted
+              << " runs saved their checkpoints. Run the same command again to resume the sweep.\n";
+    return 130;
+  }
+  if (outcome.failed > 0) {
+    std::cerr << "headlab ablate: " << outcome.failed << " of " << todo.size()
+              << " runs failed (see FAILED above); run the same command again to retry them\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_ablate(const AblateOptions& o) {
+  try {
+    return o.collect ? collect(o) : sweep(o);
+  } catch (const ValueError& e) {  // the flags, the grid or DIR do not make a sweep: nothing ran
+    std::cerr << "headlab ablate: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace headlab::cli

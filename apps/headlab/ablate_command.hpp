@@ -1,0 +1,47 @@
+// ablate_command.hpp: `headlab ablate`, a sweep of `headlab train` runs over a grid of flags x seeds.
+//
+//   headlab ablate --out DIR --grid heads=1,2,4,8 --grid gate=none,headwise [--seeds 1,2,3] [-j N]
+//                  [--metric valid_loss] [--x heads] [--emit-jobs FILE] -- <flags for every headlab train run>
+//   headlab ablate --out DIR --collect      (re)write the summary from whatever runs are finished
+//
+// The plan, the run states and the statistics are headlab/lab/sweep.hpp; this file
+// reads the flags and starts the runs (this same executable, `train`, up to -j
+// at a time), each writing DIR/runs/<name>/ and its log there.
+//
+// Exit status: 0 all runs finished; 1 a run failed (the others still run) or a
+// file cannot be used; 2 a usage error (bad --grid, a flag both in the grid and
+// after `--`, DIR holding a different sweep, ...), before anything runs;
+// 130 interrupted (SIGINT / SIGTERM): the runs save their checkpoints, and the
+// same command again resumes them.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace headlab::cli {
+
+struct AblateOptions {
+  std::string out_dir;
+  std::vector<std::string> grid;         // one "KEY=V1,V2,..." per --grid
+  std::string seeds;                     // "1,2,3"; "" = seed 1
+  std::size_t jobs = 1;                  // runs at the same time
+  std::string metric = "valid_loss";     // the chart's y (a summary.json field)
+  std::string x_key;                     // the chart's x (a grid key); "" = headlab::default_x_key
+  std::string emit_jobs;                 // write the commands of the unfinished runs here instead of running them
+  bool collect = false;                  // only summarise DIR (its sweep.json says what the runs are)
+  std::vector<std::string> train_flags;  // everything after `--`, given to every run
+};
+
+// Adds the `ablate` subcommand to `app`, its flags writing into `options`
+// (which must outlive the parse). Returns the subcommand (true once parsed).
+CLI::App* add_ablate_command(CLI::App& app, AblateOptions& options);
+
+// Plans, runs and summarises the sweep; returns the exit status above.
+int run_ablate(const AblateOptions& options);
+
+}  // namespace headlab::cli

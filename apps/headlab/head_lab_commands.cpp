@@ -1,0 +1,297 @@
+// head_lab_commands.cpp: `headlab heads` (head roles, attention maps) and
+// `headlab prune` (importance, pruning curves) on a trained checkpoint.
+// The measurements live in headlab/lab/heads.hpp; this file reads flags, writes files.
+#include "head_lab_commands.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <xtensor/xview.hpp>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/lab/heads.hpp"
+#include "headlab/report/report.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/train/trainer.hpp"
+
+namespace headlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path output_dir(const std::string& out, const std::string& checkpoint, const char* name) {
+  const fs::path dir = out.empty() ? fs::path(checkpoint).parent_path() / name : fs::path(out);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string fixed(double v, int digits = 3) {
+  if (std::isnan(v)) return "";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+// "enc 0 self", "dec 1 cross", "layer 0": short row labels for the pictures.
+std::string site_label(const AttentionSite& s) {
+  if (s.kind == "encoder self") return "enc " + std::to_string(s.layer) + " self";
+  if (s.kind == "decoder self") return "dec " + std::to_string(s.layer) + " self";
+  if (s.kind == "cross") return "dec " + std::to_string(s.layer) + " cross";
+  return "layer " + std::to_string(s.layer);
+}
+
+// An SVG heatmap of one value per (module, head): values[s][h] for site s; short rows (modules with
+// fewer heads) are padded with NaN. A fixed scale [0, 1] unless unit_scale is false.
+std::string site_heatmap(const std::vector<AttentionSite>& sites, std::vector<std::vector<double>> values,
+                         const std::string& title, bool unit_scale) {
+  HeatmapOptions ho;
+  ho.title = title;
+  ho.x_label = "head";
+  ho.y_label = "attention module";
+  std::size_t max_heads = 0;
+  for (const auto& s : sites) {
+    ho.row_labels.push_back(site_label(s));
+    max_heads = std::max(max_heads, s.heads());
+  }
+  for (std::size_t h = 0; h < max_heads; ++h) ho.col_labels.push_back("h" + std::to_string(h));
+  for (auto& row : values) row.resize(max_heads, std::nan(""));
+  if (unit_scale) {
+    ho.vmin = 0.0;
+    ho.vmax = 1.0;
+  }
+  return svg_heatmap(values, ho);
+}
+
+// Token ids from "1 4 2 9": each in [0, vocab); ValueError naming the word otherwise.
+std::vector<std::int64_t> parse_ids(const std::string& text, std::size_t vocab) {
+  std::vector<std::int64_t> ids;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || v < 0 || v >= static_cast<long long>(vocab))
+      throw ValueError("--input: '" + word + "' is not a token id in [0, " + std::to_string(vocab) + ")");
+    ids.push_back(v);
+  }
+  return ids;
+}
+
+IndexArray row_of(const std::vector<std::int64_t>& ids) {
+  IndexArray a = IndexArray::from_shape({1, ids.size()});
+  for (std::size_t i = 0; i < ids.size(); ++i) a(0, i) = ids[i];
+  return a;
+}
+
+std::vector<std::string> labels_of(const IndexArray& row, const Vocabulary* vocab) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < row.shape()[1]; ++i) out.push_back(vocab ? vocab->token(row(0, i)) : std::to_string(row(0, i)));
+  return out;
+}
+
+// The attention-map picture: one row of panels per site, one panel per head.
+void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& probe, const fs::path& path) {
+  IndexArray source, target;
+  const TrainOptions& opt = m.options;
+  if (o.input.empty()) {
+    source = target = xt::view(probe.sequences, xt::range(0, 1), xt::all());
+  } else if (opt.task == "translate") {
+    const std::vector<std::int64_t> src = [&] {
+      std::vector<std::int64_t> ids = m.src_vocab.encode(tokenize(o.input));
+      ids.push_back(Vocabulary::eos);
+      return ids;
+    }();
+    if (src.size() > opt.max_len)
+      throw ValueError("--input has " + std::to_string(src.size()) + " ids with </s>; the model takes at most " +
+                       std::to_string(opt.max_len));
+    source = row_of(src);
+    DecodeOptions d;
+    d.beam = 1;
+    const auto words = translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, {o.input}, d).at(0);
+    std::vector<std::int64_t> tgt{Vocabulary::bos};
+    for (std::int64_t id : m.tgt_vocab.encode(words)) tgt.push_back(id);
+    if (tgt.size() > opt.max_len) tgt.resize(opt.max_len);
+    target = row_of(tgt);
+  } else {
+    const std::size_t max_len = opt.task == "induction" ? 2 * opt.length + 1 : opt.length;
+    const std::vector<std::int64_t> ids = parse_ids(o.input, opt.vocab);
+    if (ids.empty() || ids.size() > max_len)
+      throw ValueError("--input: give 1 to " + std::to_string(max_len) + " token ids (the model's length)");
+    source = target = row_of(ids);
+  }
+  const bool words = opt.task == "translate";
+  const std::vector<std::string> src_labels = labels_of(source, words && !o.input.empty() ? &m.src_vocab : nullptr);
+  const std::vector<std::string> tgt_labels = labels_of(target, words ? &m.tgt_vocab : nullptr);
+  std::vector<AttentionSite> sites = attention_sites(m);
+  const std::vector<Array<float>> maps = attention_maps(m, source, target);
+  std::vector<std::vector<AttentionPanel>> panels;
+  AttentionGridOptions grid;
+  grid.title = "attention maps of " + o.checkpoint;
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    const Array<float>& w = maps[s];  // (h, L, S)
+    const bool encoder = sites[s].kind == "encoder self", cross = sites[s].kind == "cross";
+    std::vector<AttentionPanel> row;
+    for (std::size_t h = 0; h < w.shape()[0]; ++h) {
+      AttentionPanel p;
+      p.title = "head " + std::to_string(h);
+      p.weights.assign(w.shape()[1], std::vector<double>(w.shape()[2]));
+      for (std::size_t i = 0; i < w.shape()[1]; ++i)
+        for (std::size_t j = 0; j < w.shape()[2]; ++j) p.weights[i][j] = double(w(h, i, j));
+      p.query_labels = encoder ? src_labels : tgt_labels;
+      p.key_labels = (encoder || cross) ? src_labels : tgt_labels;
+      row.push_back(std::move(p));
+    }
+    panels.push_back(std::move(row));
+    grid.row_titles.push_back(sites[s].name);
+  }
+  grid.cell = source.shape()[1] > 24 || target.shape()[1] > 24 ? 9 : 14;
+  std::ofstream(path) << svg_attention_grid(panels, grid);
+}
+
+}  // namespace
+
+int run_heads(const HeadsOptions& o) {
+  LoadedModel m = load_trained_model(o.checkpoint);
+  const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  const std::vector<HeadRoles> rows = head_roles(m, probe);
+  const fs::path dir = output_dir(o.out, o.checkpoint, "heads");
+  std::vector<AttentionSite> sites = attention_sites(m);
+  const bool gated = m.options.gate != "none";
+
+  std::cout << "head roles of " << o.checkpoint << " (" << m.options.task << " task, step " << m.step << ") on "
+            << o.probe_sequences << " repeated random blocks of " << probe.block << " tokens\n";
+  std::ofstream csv(dir / "heads.csv");
+  csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output\n";
+  std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
+            << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << (gated ? "   gate" : "")
+            << "   role\n";
+  for (const auto& r : rows) {
+    csv << r.site << "," << r.kind << "," << r.layer << "," << r.head << "," << fixed(r.entropy, 6) << ","
+        << fixed(r.sink_mass, 6) << "," << fixed(r.previous_token, 6) << "," << fixed(r.induction, 6) << ","
+        << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "\n";
+    std::string role;  // the > 0.4 convention of Olsson et al.
+    if (r.induction > 0.4) role += " induction";
+    if (r.previous_token > 0.4) role += " previous-token";
+    if (r.sink_mass > 0.4) role += " sink";
+    std::cout << std::left << std::setw(34) << r.site << std::right << std::setw(5) << r.head << std::setw(9)
+              << fixed(r.entropy, 2) << std::setw(7) << fixed(r.sink_mass, 2) << std::setw(7)
+              << fixed(r.previous_token, 2) << std::setw(7) << fixed(r.induction, 2)
+              << (gated ? "  " + fixed(r.gate_mean, 3) : "") << "  " << role << "\n";
+  }
+
+  // One heatmap per score over (site, head).
+  struct Score {
+    const char* key;
+    const char* title;
+    double HeadRoles::*field;
+  };
+  std::vector<Score> scores = {{"entropy", "attention entropy (nats)", &HeadRoles::entropy},
+                               {"sink_mass", "sink mass (weight on position 0)", &HeadRoles::sink_mass},
+                               {"previous_token", "previous-token score", &HeadRoles::previous_token},
+                               {"induction", "induction score", &HeadRoles::induction}};
+  if (gated) scores.push_back({"gate_mean", "mean gate value", &HeadRoles::gate_mean});
+  for (const auto& score : scores) {
+    std::vector<std::vector<double>> values(sites.size());
+    std::size_t k = 0;  // rows are in site order, heads within
+    for (std::size_t s = 0; s < sites.size(); ++s)
+      for (std::size_t h = 0; h < sites[s].heads(); ++h) values[s].push_back(rows[k++].*score.field);
+    std::ofstream(dir / ("heatmap_" + std::string(score.key) + ".svg"))
+        << site_heatmap(sites, values, score.title, std::string(score.key) != "entropy");
+  }
+  write_attention_maps(m, o, probe, dir / "attention_maps.svg");
+  std::cout << "wrote " << (dir / "heads.csv").string() << ", attention_maps.svg and heatmap_*.svg in " << dir.string()
+            << "\n";
+  return 0;
+}
+
+int run_prune(const PruneOptions& o) {
+  LoadedModel m = load_trained_model(o.checkpoint);
+  const std::size_t sequences = o.sequences ? o.sequences : (m.options.task == "translate" ? 0 : 512);
+  HeadLabTask task(m, sequences, o.data);
+  const fs::path dir = output_dir(o.out, o.checkpoint, "prune");
+  std::vector<AttentionSite>& sites = task.sites();
+  std::size_t total = 0;
+  for (const auto& s : sites) total += s.heads();
+  std::cout << "pruning " << total << " heads of " << o.checkpoint << " (" << m.options.task << " task); metric: "
+            << task.metric_name() << ", " << task.batches() << " evaluation batches\n";
+
+  // Importance of every head at the full model, normalised per module (Michel et al. 2019).
+  const HeadImportance imp =
+      head_importance(sites, full_head_mask(sites), task.batches(), [&](std::size_t i) { return task.batch_loss(i); });
+  clear_head_mask(sites);
+  std::ofstream icsv(dir / "importance.csv");
+  icsv << "site,head,importance_raw,importance_normalised\n";
+  for (std::size_t s = 0; s < sites.size(); ++s)
+    for (std::size_t h = 0; h < sites[s].heads(); ++h)
+      icsv << sites[s].name << "," << h << "," << imp.raw[s][h] << "," << imp.normalised[s][h] << "\n";
+  std::ofstream(dir / "importance.svg")
+      << site_heatmap(sites, imp.normalised, "head importance |dL/dxi|, normalised per module", true);
+
+  const std::vector<PruneStep> ranked = prune_heads(task, true, o.step, o.seed);
+  const std::vector<PruneStep> random = prune_heads(task, false, o.step, o.seed);
+  std::ofstream csv(dir / "prune.csv");
+  csv << "order,pruned,fraction,loss,metric,removed\n";
+  std::ofstream md(dir / "prune.md");
+  md << "| heads pruned | fraction | loss (importance) | " << task.metric_name() << " (importance) | loss (random) | "
+     << task.metric_name() << " (random) |\n|---|---|---|---|---|---|\n";
+  std::cout << std::setw(7) << "pruned" << std::setw(10) << "fraction" << std::setw(12) << "loss" << std::setw(12)
+            << task.metric_name().substr(0, 10) << std::setw(14) << "random loss" << std::setw(14) << "random metric\n";
+  const double tolerance = m.options.task == "translate" ? 1.0 : 0.01;  // 1 BLEU point, or 1% accuracy
+  std::size_t last_within = 0;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const PruneStep &a = ranked[i], &b = random[i];
+    for (const auto* p : {&a, &b}) {
+      std::string removed;
+      for (const auto& r : p->removed) removed += (removed.empty() ? "" : " ") + r;
+      csv << (p == &a ? "importance" : "random") << "," << p->pruned << "," << p->fraction << "," << p->loss << ","
+          << p->metric << "," << removed << "\n";
+    }
+    md << "| " << a.pruned << " | " << fixed(a.fraction, 2) << " | " << fixed(a.loss) << " | " << fixed(a.metric, 2)
+       << " | " << fixed(b.loss) << " | " << fixed(b.metric, 2) << " |\n";
+    std::cout << std::setw(7) << a.pruned << std::setw(10) << fixed(a.fraction, 2) << std::setw(12) << fixed(a.loss)
+              << std::setw(12) << fixed(a.metric, 2) << std::setw(14) << fixed(b.loss) << std::setw(14)
+              << fixed(b.metric, 2) << "\n";
+    if (a.metric >= ranked.front().metric - tolerance && last_within == i) last_within = i + 1;
+  }
+  const PruneStep& kept = ranked[last_within - 1];
+  std::ostringstream verdict;
+  verdict << "By importance, " << kept.pruned << " of " << total << " heads (" << fixed(100 * kept.fraction, 0)
+          << "%) can go before " << task.metric_name() << " drops by more than " << tolerance << " (from "
+          << fixed(ranked.front().metric, 2) << " to " << fixed(kept.metric, 2) << ").";
+  md << "\n" << verdict.str() << "\n";
+  std::cout << verdict.str() << "\n";
+
+  auto curve = [&](double PruneStep::*field, const std::string& y, const std::string& file) {
+    std::vector<ChartSeries> series(2);
+    series[0].name = "by importance (Michel et al.)";
+    series[1].name = "random order";
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      series[0].x.push_back(ranked[i].fraction);
+      series[0].y.push_back(ranked[i].*field);
+      series[1].x.push_back(random[i].fraction);
+      series[1].y.push_back(random[i].*field);
+    }
+    ChartOptions co;
+    co.title = y + " against the fraction of heads pruned (no retraining)";
+    co.x_label = "fraction of heads pruned";
+    co.y_label = y;
+    std::ofstream(dir / file) << svg_line_chart(series, co);
+  };
+  curve(&PruneStep::metric, task.metric_name(), "prune.svg");
+  curve(&PruneStep::loss, "evaluation loss", "prune_loss.svg");
+  std::cout << "wrote prune.csv, prune.md, prune.svg, prune_loss.svg, importance.csv and importance.svg in "
+            << dir.string() << "\n";
+  return 0;
+}
+
+}  // namespace headlab::cli

@@ -1,0 +1,33 @@
+// head_lab_commands.hpp: `headlab heads` and `headlab prune` (headlab/lab/heads.hpp), free of CLI11.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace headlab::cli {
+
+struct HeadsOptions {
+  std::string checkpoint;              // RUN_DIR/checkpoint.safetensors (copy, translate or induction)
+  std::string out;                     // "" = <checkpoint's directory>/heads
+  std::size_t probe_sequences = 64;    // repeated-random-token sequences for the scores
+  std::size_t block = 0;               // their block T (0 = the model's own / largest that fits, <= 16)
+  std::uint64_t seed = 1;              // of the probe
+  std::string input;                   // the attention maps' input: ids ("1 4 2 9") or, translate, a sentence
+};
+// Prints per layer and head the entropy, sink mass, previous-token and induction
+// scores (and mean gate); writes heads.csv, attention_maps.svg and heatmap_<score>.svg.
+int run_heads(const HeadsOptions& options);
+
+struct PruneOptions {
+  std::string checkpoint;
+  std::string out;                 // "" = <checkpoint's directory>/prune
+  double step = 0.1;               // fraction of the remaining heads pruned per step
+  std::uint64_t seed = 1;          // of the random-order baseline
+  std::size_t sequences = 0;       // copy/induction: held-out sequences (0 = 512); translate: pairs (0 = all)
+  std::string data;                // translate: the evaluation TSV (default: the run's --valid file)
+};
+// Importance (Michel et al.), iterative pruning by importance and in random order:
+// prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg.
+int run_prune(const PruneOptions& options);
+
+}  // namespace headlab::cli

@@ -1,0 +1,185 @@
+// main.cpp: the headlab command line (CLI11 lives only in this file and in train_flags.hpp).
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <vector>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "ablate_command.hpp"
+#include "head_lab_commands.hpp"
+#include "commands.hpp"
+#include "train_flags.hpp"
+#include "headlab/headlab.hpp"
+#include "headlab/train/trainer.hpp"
+
+int main(int argc, char** argv) {
+  // One thread by default: the two vCPUs here behave like one core.
+  if (!std::getenv("OPENBLAS_NUM_THREADS")) headlab::set_blas_threads(1);
+  headlab::tune_allocator();
+
+  CLI::App app{"headlab: an autodiff framework for studying multi-head attention"};
+  app.require_subcommand(1);
+  bool flush_denormals = false;
+  app.add_flag("--flush-denormals", flush_denormals,
+               "treat subnormal floats as zero (torch.set_flush_denormal): faster when a saturated softmax "
+               "produces them; give it before the command, e.g. headlab --flush-denormals train ...");
+
+  headlab::cli::MlpDemoOptions mlp;
+  auto* demo = app.add_subcommand("mlp-demo", "train a tiny MLP on two spirals with the autograd engine");
+  demo->add_option("--seed", mlp.seed, "random seed")->capture_default_str();
+  demo->add_option("--steps", mlp.steps, "gradient steps")->check(CLI::Range(1, 1000000))->capture_default_str();
+  demo->add_option("--hidden", mlp.hidden, "hidden units")->check(CLI::Range(1, 4096))->capture_default_str();
+  demo->add_option("--points", mlp.points, "training points")->check(CLI::Range(4, 1000000))->capture_default_str();
+  demo->add_option("--lr", mlp.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  demo->add_option("--log-every", mlp.log_every, "print every N steps")->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file");
+
+  headlab::cli::StatsOptions st;
+  auto* stats = app.add_subcommand("stats", "parameters, forward FLOPs and KV-cache size of an attention layer");
+  stats->add_option("--d-model", st.d_model, "model width D")->capture_default_str();
+  stats->add_option("--heads", st.heads, "query heads h")->capture_default_str();
+  stats->add_option("--kv-heads", st.kv_heads, "key/value heads (0 = heads; 1 = multi-query; else grouped-query)")
+      ->capture_default_str();
+  stats->add_option("--head-dim", st.head_dim, "head size d (0 = d_model / heads)")->capture_default_str();
+  stats->add_option("--gate", st.gate, "sigmoid output gate after SDPA (G1)")
+      ->check(CLI::IsMember({"none", "headwise", "elementwise"}))
+      ->capture_default_str();
+  stats->add_flag("--no-bias", st.no_bias, "projections without biases");
+  stats->add_option("--window", st.window, "sliding window of W keys (0 = none)")->capture_default_str();
+  stats->add_option("--sinks", st.sinks, "always-visible first tokens under the window")->capture_default_str();
+  stats->add_flag("--rope", st.rope, "rotary positions on q and k");
+  stats->add_option("--latent-dim", st.latent_dim, "MLA latent size d_c (0 = off)")->capture_default_str();
+  stats->add_option("--rope-dim", st.rope_dim, "MLA decoupled rotary key size d_R (needs --rope)")
+      ->capture_default_str();
+  stats->add_option("--seq-len", st.seq_len, "tokens T of self-attention")->capture_default_str();
+  stats->add_option("--layers", st.layers, "layers (multiplies the totals)")->capture_default_str();
+
+  // headlab train: its flags (and --config) are built in train_flags.hpp, shared with fuzz/fuzz_cli_config.cpp.
+  headlab::TrainOptions tr;
+  const headlab::cli::TrainCommand train_command = headlab::cli::add_train_command(app, tr);
+  CLI::App* train = train_command.app;
+
+  std::string eval_dir, decode_dir, decode_input;
+  std::size_t eval_sequences = 1000;
+  auto* eval = app.add_subcommand("eval", "held-out exact match of a trained run's checkpoint");
+  eval->add_option("--run-dir", eval_dir, "the run directory (holds checkpoint.safetensors)")->required();
+  eval->add_option("--sequences", eval_sequences, "held-out sequences")->check(CLI::PositiveNumber)->capture_default_str();
+  auto* decode = app.add_subcommand("decode", "greedy decoding (with a KV cache) of one sequence");
+  decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
+  decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
+
+  headlab::cli::BleuOptions bleu_options;
+  auto* bleu = app.add_subcommand("bleu", "corpus BLEU-4 of a hypothesis file against a reference file");
+  bleu->add_option("--ref", bleu_options.ref_path, "reference sentences, one per line")->required();
+  bleu->add_option("--hyp", bleu_options.hyp_path, "hypothesis sentences, one per line, same order")->required();
+  bleu->add_flag("--tokenize", bleu_options.tokenize,
+                 "tokenize lines with headlab's tokenizer (default: already tokenized, split on whitespace)");
+
+  headlab::cli::TranslateOptions translate_options;
+  auto* translate = app.add_subcommand("translate", "translate sentences from stdin (one per line) with a trained model");
+  translate->add_option("--checkpoint", translate_options.checkpoint,
+                        "a translation checkpoint (RUN_DIR/best.safetensors or checkpoint.safetensors)")
+      ->required();
+  translate->add_option("--beam", translate_options.beam, "beam size (1 = greedy)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  translate->add_option("--length-penalty", translate_options.length_penalty, "GNMT length penalty alpha")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  translate->add_option("--extra-tokens", translate_options.extra_tokens,
+                        "at most len(source) + this many output tokens")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+
+  headlab::cli::AblateOptions ablate_options;
+  CLI::App* ablate = headlab::cli::add_ablate_command(app, ablate_options);
+
+  headlab::cli::HeadsOptions heads_options;
+  auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
+                                            "gate; attention maps and heatmaps as SVG");
+  heads->add_option("--checkpoint", heads_options.checkpoint, "a checkpoint of the copy, translate or induction task")
+      ->required();
+  heads->add_option("--out", heads_options.out, "output directory (default: CHECKPOINT_DIR/heads)");
+  heads->add_option("--probe-sequences", heads_options.probe_sequences, "repeated-random-token sequences scored")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  heads->add_option("--block", heads_options.block, "their repeated block T (0 = the model's own, or the largest "
+                                                    "that fits, at most 16)")
+      ->capture_default_str();
+  heads->add_option("--seed", heads_options.seed, "seed of the probe")->capture_default_str();
+  heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
+                                                    "translate, a source sentence (default: the first probe sequence)");
+
+  headlab::cli::PruneOptions prune_options;
+  auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
+                                            "random pruning order");
+  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate or induction task")
+      ->required();
+  prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
+  prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")
+      ->check(CLI::Range(0.001, 1.0))->capture_default_str();
+  prune->add_option("--seed", prune_options.seed, "seed of the random pruning order")->capture_default_str();
+  prune->add_option("--sequences", prune_options.sequences,
+                    "copy/induction: held-out sequences (0 = 512); translate: evaluation pairs (0 = all)")
+      ->capture_default_str();
+  prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;  // a usage error: bad flag or value
+  }
+  if (flush_denormals && !headlab::set_flush_denormal(true)) {
+    std::cerr << "headlab: --flush-denormals is not supported on this CPU\n";
+    return 2;
+  }
+  try {
+    if (*demo) return headlab::cli::run_mlp_demo(mlp);
+    if (*eval) return headlab::cli::run_eval(eval_dir, eval_sequences);
+    if (*decode) return headlab::cli::run_decode(decode_dir, decode_input);
+    if (*bleu) return headlab::cli::run_bleu(bleu_options);
+    if (*translate) return headlab::cli::run_translate(translate_options);
+    if (*ablate) return headlab::cli::run_ablate(ablate_options);
+    if (*heads || *prune) {
+      try {
+        return *heads ? headlab::cli::run_heads(heads_options) : headlab::cli::run_prune(prune_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab " << (*heads ? "heads" : "prune") << ": " << e.what() << "\n";
+        return 2;  // a usage error: an input or block the model cannot take
+      }
+    }
+    if (*train) {
+      train_command.apply_task_defaults();
+      try {
+        tr.validate();
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab train: " << e.what() << "\n";
+        return 2;  // a usage error, like a bad flag
+      }
+      if (!tr.run_dir.empty()) {
+        // The full resolved configuration, in the --config format, next to the outputs.
+        std::filesystem::create_directories(tr.run_dir);
+        std::ofstream(std::filesystem::path(tr.run_dir) / "config.ini") << "[train]\n" << train->config_to_str(true, true);
+      }
+      return headlab::cli::run_train(tr);
+    }
+    if (*stats) {
+      try {
+        return headlab::cli::run_stats(st);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab stats: invalid configuration: " << e.what() << "\n";
+        return 2;  // a usage error, like a bad flag
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "headlab: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,153 @@
+// train_command.cpp: `headlab train`.
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "headlab/train/trainer.hpp"
+
+namespace headlab::cli {
+
+namespace {
+void on_stop_signal(int) { request_stop(); }  // async-signal-safe: sets a flag the loop checks
+}  // namespace
+
+int run_train(const TrainOptions& options) {
+  // Ctrl-C (SIGINT) or SIGTERM: finish the current step, save the checkpoint, exit 130.
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const TrainResult r = train(options, std::cout);
+  if (r.interrupted) {
+    std::cout << "interrupted after step " << r.steps_done;
+    if (!options.run_dir.empty())
+      std::cout << "; checkpoint saved in " << options.run_dir << " (continue with the same options and --resume)";
+    std::cout << "\n";
+    return 130;  // the shell's convention for "ended by SIGINT"
+  }
+  if (options.task == "translate") {
+    std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
+              << " s (" << r.seconds << " s with evaluation); best validation BLEU " << std::setprecision(2)
+              << r.valid_bleu << " (loss " << std::setprecision(4) << r.valid_loss << ")";
+    if (!options.test_file.empty())
+      std::cout << "; test BLEU greedy " << std::setprecision(2) << r.test_bleu_greedy << ", beam " << options.beam
+                << " " << r.test_bleu_beam;
+    std::cout << "\n";
+    if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+    return 0;
+  }
+  if (options.task == "induction") {
+    std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
+              << " s; held-out loss " << std::setprecision(3) << r.valid_loss << ": first half " << r.first_half_loss
+              << ", repeated half " << r.repeated_loss << " (accuracy " << r.repeated_accuracy << ")\n";
+    if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+    return 0;
+  }
+  std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
+            << " s; final loss " << std::setprecision(5) << (r.losses.empty() ? 0.0 : r.losses.back())
+            << "; held-out exact match " << std::setprecision(3) << r.exact_match << " on "
+            << options.eval_sequences << " sequences\n";
+  if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+  return 0;
+}
+
+namespace {
+std::string checkpoint_in(const std::string& run_dir) {
+  return (std::filesystem::path(run_dir) / "checkpoint.safetensors").string();
+}
+// eval and decode work on copy-task models; anything else is a usage error (exit 2).
+bool is_copy_model(const LoadedModel& m, const std::string& command, const std::string& run_dir) {
+  if (m.options.task == "copy") return true;
+  std::cerr << "headlab " << command << ": " << checkpoint_in(run_dir) << " is a '" << m.options.task
+            << "' checkpoint; " << command << " is for the copy task (see headlab heads, prune, translate)\n";
+  return false;
+}
+}  // namespace
+
+int run_eval(const std::string& run_dir, std::size_t sequences) {
+  const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
+  if (!is_copy_model(m, "eval", run_dir)) return 2;
+  const IndexArray data = held_out_sequences(m.options, sequences);
+  const IndexArray decoded = greedy_decode(*m.model, data, m.options.length, 1);
+  std::size_t exact = 0, tokens = 0, right = 0;
+  for (std::size_t b = 0; b < data.shape()[0]; ++b) {
+    bool same = true;
+    for (std::size_t t = 1; t < data.shape()[1]; ++t) {
+      ++tokens;
+      right += decoded(b, t) == data(b, t);
+      same = same && decoded(b, t) == data(b, t);
+    }
+    exact += same;
+  }
+  std::cout << "checkpoint " << checkpoint_in(run_dir) << " (step " << m.step << "), " << sequences
+            << " held-out sequences: exact match " << std::fixed << std::setprecision(3)
+            << double(exact) / double(sequences) << ", token accuracy " << double(right) / double(tokens) << "\n";
+  return 0;
+}
+
+int run_decode(const std::string& run_dir, const std::string& input) {
+  const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
+  if (!is_copy_model(m, "decode", run_dir)) return 2;
+  std::vector<std::int64_t> ids;
+  std::istringstream in(input);
+  std::string word;
+  while (in >> word) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || v < 0 || v >= static_cast<long long>(m.options.vocab)) {
+      std::cerr << "headlab decode: '" << word << "' is not a token id in [0, " << m.options.vocab << ")\n";
+      return 2;
+    }
+    ids.push_back(v);
+  }
+  if (ids.empty() || ids.size() > m.options.length) {
+    std::cerr << "headlab decode: give 1 to " << m.options.length << " token ids (the model's length)\n";
+    return 2;
+  }
+  IndexArray src = IndexArray::from_shape({1, ids.size()});
+  std::copy(ids.begin(), ids.end(), src.data());
+  const IndexArray out = greedy_decode(*m.model, src, ids.size(), 1);
+  for (std::size_t t = 0; t < ids.size(); ++t) std::cout << (t ? " " : "") << out(0, t);
+  std::cout << "\n";
+  return 0;
+}
+
+int run_translate(const TranslateOptions& options) {
+  const LoadedModel m = load_trained_model(options.checkpoint);
+  if (m.options.task != "translate") {
+    std::cerr << "headlab translate: " << options.checkpoint << " is a '" << m.options.task
+              << "' model, not a translation model\n";
+    return 2;
+  }
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!is_valid_utf8(line)) {
+      std::cerr << "headlab translate: stdin line " << lines.size() + 1 << " is not valid UTF-8\n";
+      return 1;
+    }
+    lines.push_back(line);
+  }
+  DecodeOptions d;
+  d.beam = options.beam;
+  d.length_penalty = options.length_penalty;
+  d.extra_tokens = options.extra_tokens;
+  const auto outputs = translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, lines, d);
+  for (const auto& tokens : outputs) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) std::cout << (i ? " " : "") << tokens[i];
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace headlab::cli

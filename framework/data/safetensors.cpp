@@ -1,0 +1,494 @@
+// safetensors.cpp: reading and writing safetensors files (the format is in safetensors.hpp).
+//
+// Writing: build the JSON header, pad it, append the tensors' bytes, then
+// write everything to a temporary file and rename it over the target.
+// Reading: load the whole file, then check every field before trusting it;
+// a file is input from outside, so no offset or length is used before it has
+// been compared with the number of bytes actually present.
+#include "headlab/data/safetensors.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace headlab {
+
+// The data buffer is little-endian; on a little-endian machine (x86-64,
+// AArch64) the bytes of a float in memory are exactly its bytes in the file,
+// so memcpy converts in both directions.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors.cpp assumes a little-endian machine");
+
+namespace {
+
+// ordered_json keeps keys in insertion order, so the header we write lists
+// the tensors in the order of the data buffer (easier to read in a hex dump).
+using ojson = nlohmann::ordered_json;
+
+// Thrown inside the parser; parse_safetensors_bytes turns it into its error string.
+struct BadFile : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+std::string offsets_str(std::uint64_t begin, std::uint64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+}
+
+// prod(shape), or false when it does not fit in 64 bits. Zero dimensions are
+// skipped in the overflow test, so [0, 2^40, 2^40] is rejected just as
+// [2^40, 2^40] is: no shape accepted here can overflow xtensor's strides.
+bool checked_numel(const Shape& shape, std::uint64_t& numel) {
+  std::uint64_t nonzero_product = 1;
+  bool has_zero = false;
+  for (std::size_t d : shape) {
+    if (d == 0) {
+      has_zero = true;
+      continue;
+    }
+    if (nonzero_product > std::numeric_limits<std::uint64_t>::max() / d) return false;
+    nonzero_product *= d;
+  }
+  numel = has_zero ? 0 : nonzero_product;
+  return true;
+}
+
+bool parse_dtype(const std::string& name, DType& dtype) {
+  for (DType d : {DType::F32, DType::F64, DType::I64}) {
+    if (name == dtype_name(d)) {
+      dtype = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+[[noreturn]] void throw_io(const char* function, const std::string& path, const std::string& reason) {
+  throw IOError(std::string(function) + ": " + in_quotes(path) + ": " + reason);
+}
+
+std::string errno_str() { return std::strerror(errno); }
+
+}  // namespace
+
+// ---- dtypes ---------------------------------------------------------------
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return "F32";
+    case DType::F64: return "F64";
+    case DType::I64: return "I64";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return 4;
+    case DType::F64: return 8;
+    case DType::I64: return 8;
+  }
+  return 0;
+}
+
+template <> DType dtype_of<float>() { return DType::F32; }
+template <> DType dtype_of<double>() { return DType::F64; }
+template <> DType dtype_of<std::int64_t>() { return DType::I64; }
+
+std::size_t TensorEntry::numel() const {
+  std::size_t n = 1;
+  for (std::size_t d : shape) n *= d;
+  return n;
+}
+
+// ---- TensorFile -----------------------------------------------------------
+
+namespace {
+// "TensorFile 'ckpt.safetensors'" or just "TensorFile": the prefix of lookup errors.
+std::string file_label(const TensorFile& file) {
+  return file.source.empty() ? "TensorFile" : "TensorFile " + in_quotes(file.source);
+}
+}  // namespace
+
+template <typename T>
+void TensorFile::add(const std::string& name, const Array<T>& values) {
+  TensorEntry entry;
+  entry.name = name;
+  entry.dtype = dtype_of<T>();
+  entry.shape.assign(values.shape().begin(), values.shape().end());
+  // An xarray with row-major layout stores its elements contiguously in that order.
+  entry.bytes.resize(values.size() * sizeof(T));
+  if (!entry.bytes.empty()) std::memcpy(entry.bytes.data(), values.data(), entry.bytes.size());
+  add_entry(std::move(entry));
+}
+
+void TensorFile::add_entry(TensorEntry entry) {
+  const std::string label = file_label(*this) + ": tensor " + in_quotes(entry.name) + ": ";
+  if (entry.name.empty()) throw ValueError(file_label(*this) + ": a tensor name must not be empty");
+  if (entry.name == "__metadata__")
+    throw ValueError(label + "the name is reserved for the metadata object");
+  if (contains(entry.name)) throw ValueError(label + "a tensor with this name is already present");
+  std::uint64_t numel = 0;
+  if (!checked_numel(entry.shape, numel) || numel > entry.bytes.max_size() / dtype_size(entry.dtype))
+    throw ValueError(label + "shape " + shape_str(entry.shape) + " has too many elements");
+  const std::uint64_t expected = numel * dtype_size(entry.dtype);
+  if (entry.bytes.size() != expected)
+    throw ValueError(label + "shape " + shape_str(entry.shape) + " with dtype " + dtype_name(entry.dtype) +
+                     " needs " + std::to_string(expected) + " bytes, got " + std::to_string(entry.bytes.size()));
+  index_[entry.name] = entries_.size();
+  entries_.push_back(std::move(entry));
+}
+
+bool TensorFile::contains(const std::string& name) const { return index_.count(name) != 0; }
+
+const TensorEntry& TensorFile::entry(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it != index_.end()) return entries_[it->second];
+  std::string known;
+  for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
+  throw ValueError(file_label(*this) + ": no tensor named " + in_quotes(name) +
+                   "; present: " + (known.empty() ? "(none)" : known));
+}
+
+template <typename T>
+Array<T> TensorFile::get(const std::string& name) const {
+  const TensorEntry& e = entry(name);
+  if (e.dtype != dtype_of<T>())
+    throw ValueError(file_label(*this) + ": tensor " + in_quotes(name) + " has dtype " + dtype_name(e.dtype) +
+                     ", expected " + dtype_name(dtype_of<T>()));
+  Array<T> out = Array<T>::from_shape(e.shape);
+  if (!e.bytes.empty()) std::memcpy(out.data(), e.bytes.data(), e.bytes.size());
+  return out;
+}
+
+template <typename T>
+Array<T> TensorFile::get(const std::string& name, const Shape& expected_shape) const {
+  const TensorEntry& e = entry(name);
+  if (e.shape != expected_shape)
+    throw ShapeError(file_label(*this) + ": tensor " + in_quotes(name) + " has shape " + shape_str(e.shape) +
+                     " (dtype " + dtype_name(e.dtype) + "), expected " + shape_str(expected_shape));
+  return get<T>(name);
+}
+
+// ---- Writing --------------------------------------------------------------
+
+std::string serialize_safetensors(const TensorFile& file) {
+  ojson header = ojson::object();
+  if (!file.metadata.empty()) {
+    ojson meta = ojson::object();
+    for (const auto& [key, value] : file.metadata) meta[key] = value;
+    header["__metadata__"] = std::move(meta);
+  }
+  std::uint64_t offset = 0;
+  for (const TensorEntry& e : file.entries()) {
+    ojson info = ojson::object();
+    info["dtype"] = dtype_name(e.dtype);
+    info["shape"] = e.shape;
+    info["data_offsets"] = ojson::array({offset, offset + e.bytes.size()});
+    header[e.name] = std::move(info);
+    offset += e.bytes.size();
+  }
+
+  std::string text;
+  try {
+    text = header.dump();  // compact; throws on strings that are not valid UTF-8
+  } catch (const nlohmann::json::exception& ex) {
+    throw ValueError(std::string("serialize_safetensors: a tensor name or metadata string is not valid UTF-8 (") +
+                     ex.what() + ")");
+  }
+  // Pad with spaces (JSON whitespace) so the data buffer starts 8-byte aligned.
+  while ((8 + text.size()) % 8 != 0) text.push_back(' ');
+
+  std::string out;
+  out.reserve(8 + text.size() + offset);
+  const std::uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));  // little-endian
+  out += text;
+  for (const TensorEntry& e : file.entries()) out.append(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
+  return out;
+}
+
+namespace {
+// Makes a finished rename durable: the directory entry itself must reach the
+// disk. Best effort: some file systems do not support fsync on a directory,
+// and by now the new file is already in place.
+void sync_parent_directory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+}  // namespace
+
+void save_safetensors(const std::string& path, const TensorFile& file, const SaveOptions& options) {
+  // Everything that can fail for reasons other than I/O happens before the disk is touched.
+  const std::string bytes = serialize_safetensors(file);
+  // The pid makes the name unique between processes (two trainers saving the
+  // same path do not write into one temporary file). Two threads of one
+  // process saving the same path at the same time would share it: don't.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_io("save_safetensors", path, "cannot create temporary file " + in_quotes(tmp) + ": " + errno_str());
+
+  std::string reason;  // empty while all goes well
+  const std::size_t limit = std::min(bytes.size(), options.simulate_failure_after_bytes);
+  std::size_t written = 0;
+  while (written < limit) {  // write() may write less than asked: loop
+    const ssize_t n = ::write(fd, bytes.data() + written, limit - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;  // interrupted by a signal before writing: retry
+      reason = "writing " + in_quotes(tmp) + " failed: " + errno_str();
+      break;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (reason.empty() && written < bytes.size())
+    reason = "simulated failure after " + std::to_string(written) + " of " + std::to_string(bytes.size()) +
+             " bytes (SaveOptions::simulate_failure_after_bytes)";
+  // fsync before rename: otherwise a power cut could leave the new name
+  // pointing at a file whose data never reached the disk.
+  if (reason.empty() && ::fsync(fd) != 0) reason = "fsync of " + in_quotes(tmp) + " failed: " + errno_str();
+  if (::close(fd) != 0 && reason.empty()) reason = "closing " + in_quotes(tmp) + " failed: " + errno_str();
+  if (reason.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    reason = "renaming " + in_quotes(tmp) + " over it failed: " + errno_str();
+
+  if (!reason.empty()) {
+    ::unlink(tmp.c_str());  // the previous file at `path` was never touched
+    throw_io("save_safetensors", path, reason);
+  }
+  sync_parent_directory(path);
+}
+
+// ---- Reading --------------------------------------------------------------
+
+namespace {
+
+std::string read_whole_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_io("load_safetensors", path, "cannot open: " + errno_str());
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw_io("load_safetensors", path, "not a regular file");
+  }
+  // Read until end of file (the size from fstat is only a hint for reserve).
+  std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(st.st_size));
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string reason = "read failed: " + errno_str();
+      ::close(fd);
+      throw_io("load_safetensors", path, reason);
+    }
+    bytes.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+// Parses the header JSON, rejecting duplicate keys (nlohmann would silently
+// keep the last one) and nesting deeper than a valid header ever has.
+// A valid header nests at most three levels: the top object (starts at depth
+// 0), an entry or "__metadata__" object (depth 1), a shape or data_offsets
+// array (depth 2). Stopping at depth 3 keeps a "[[[[..." bomb cheap.
+ojson parse_header_json(const char* first, const char* last) {
+  std::vector<std::set<std::string>> keys_seen;  // one set per object being parsed
+  auto check = [&](int depth, ojson::parse_event_t event, ojson& parsed) {
+    using Event = ojson::parse_event_t;
+    if (event == Event::object_start || event == Event::array_start) {
+      if (depth >= 3) throw BadFile("header is nested deeper than a safetensors header can be");
+      if (event == Event::object_start) keys_seen.emplace_back();
+    } else if (event == Event::object_end) {
+      keys_seen.pop_back();
+    } else if (event == Event::key) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!keys_seen.back().insert(key).second)
+        throw BadFile(depth == 1 ? "duplicate tensor name " + in_quotes(key) + " in the header"
+                                 : "duplicate key " + in_quotes(key) + " inside a header object");
+    }
+    return true;  // keep every value
+  };
+  try {
+    return ojson::parse(first, last, check);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BadFile(std::string("header is not valid JSON: ") + e.what());
+  }
+}
+
+// An unsigned integer field of the header (nlohmann stores non-negative
+// integer literals as number_unsigned; negative ones and 1.5 are other types).
+bool is_uint(const ojson& j) { return j.is_number_unsigned(); }
+
+// A tensor after its header entry was checked, before its bytes are copied.
+struct Pending {
+  TensorEntry entry;  // bytes still empty
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+Pending check_entry(const std::string& name, const ojson& info, std::uint64_t data_size) {
+  const std::string where = "tensor " + in_quotes(name) + ": ";
+  if (name.empty()) throw BadFile("a tensor has an empty name");
+  if (!info.is_object()) throw BadFile(where + "entry is a JSON " + info.type_name() + ", not an object");
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!info.contains(field)) throw BadFile(where + "missing field \"" + field + "\"");
+  for (const auto& item : info.items())
+    if (item.key() != "dtype" && item.key() != "shape" && item.key() != "data_offsets")
+      throw BadFile(where + "unknown field \"" + item.key() + "\"");
+
+  Pending p;
+  p.entry.name = name;
+
+  const ojson& dtype = info.at("dtype");
+  if (!dtype.is_string()) throw BadFile(where + "\"dtype\" is a JSON " + dtype.type_name() + ", not a string");
+  if (!parse_dtype(dtype.get<std::string>(), p.entry.dtype))
+    throw BadFile(where + "unsupported dtype " + in_quotes(dtype.get<std::string>()) + " (headlab reads F32, F64, I64)");
+
+  const ojson& shape = info.at("shape");
+  if (!shape.is_array()) throw BadFile(where + "\"shape\" is a JSON " + shape.type_name() + ", not an array");
+  for (const ojson& d : shape) {
+    if (!is_uint(d)) throw BadFile(where + "\"shape\" " + shape.dump() + " holds a value that is not a non-negative integer");
+    p.entry.shape.push_back(d.get<std::uint64_t>());
+  }
+
+  const ojson& offsets = info.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2 || !is_uint(offsets[0]) || !is_uint(offsets[1]))
+    throw BadFile(where + "\"data_offsets\" " + offsets.dump() + " is not an array of two non-negative integers");
+  p.begin = offsets[0].get<std::uint64_t>();
+  p.end = offsets[1].get<std::uint64_t>();
+  const std::string range = offsets_str(p.begin, p.end);
+  if (p.end < p.begin) throw BadFile(where + "data_offsets " + range + " end before they begin");
+  if (p.end > data_size)
+    throw BadFile(where + "data_offsets " + range + " are beyond the data buffer (" + std::to_string(data_size) +
+                  " bytes)");
+
+  // Now end - begin <= data_size: a byte count that matches it is small.
+  std::uint64_t numel = 0;
+  const std::uint64_t elem = dtype_size(p.entry.dtype);
+  if (!checked_numel(p.entry.shape, numel) || numel > std::numeric_limits<std::uint64_t>::max() / elem)
+    throw BadFile(where + "shape " + shape.dump() + " has too many elements");
+  if (numel * elem != p.end - p.begin)
+    throw BadFile(where + "shape " + shape_str(p.entry.shape) + " with dtype " + dtype_name(p.entry.dtype) + " needs " +
+                  std::to_string(numel * elem) + " bytes but data_offsets " + range + " span " +
+                  std::to_string(p.end - p.begin));
+  return p;
+}
+
+void parse_or_throw(const std::string& bytes, TensorFile& out) {
+  // 1. The length field.
+  if (bytes.size() < 8)
+    throw BadFile("file is " + std::to_string(bytes.size()) +
+                  " bytes, shorter than the 8-byte header length field (truncated?)");
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  if (n > kSafetensorsMaxHeaderBytes)
+    throw BadFile("header length " + std::to_string(n) + " exceeds the limit of " +
+                  std::to_string(kSafetensorsMaxHeaderBytes) + " bytes");
+  const std::uint64_t after_length = bytes.size() - 8;
+  if (n > after_length)
+    throw BadFile("header length " + std::to_string(n) + " is beyond the end of the file (only " +
+                  std::to_string(after_length) + " bytes follow the length field; truncated?)");
+  const char* header_begin = bytes.data() + 8;
+  const char* data = header_begin + n;
+  const std::uint64_t data_size = after_length - n;
+
+  // 2. The header.
+  const ojson header = parse_header_json(header_begin, data);
+  if (!header.is_object()) throw BadFile(std::string("header is a JSON ") + header.type_name() + ", not an object");
+
+  std::vector<Pending> tensors;
+  for (const auto& item : header.items()) {
+    if (item.key() == "__metadata__") {
+      if (!item.value().is_object())
+        throw BadFile(std::string("\"__metadata__\" is a JSON ") + item.value().type_name() + ", not an object");
+      for (const auto& kv : item.value().items()) {
+        if (!kv.value().is_string())
+          throw BadFile("\"__metadata__\" value for " + in_quotes(kv.key()) + " is a JSON " + kv.value().type_name() +
+                        ", not a string");
+        out.metadata[kv.key()] = kv.value().get<std::string>();
+      }
+      continue;
+    }
+    tensors.push_back(check_entry(item.key(), item.value(), data_size));
+  }
+
+  // 3. The tensors must tile the data buffer: walk them in offset order.
+  // Sorting by (begin, end) puts an empty tensor before a non-empty one that
+  // starts at the same offset.
+  std::stable_sort(tensors.begin(), tensors.end(), [](const Pending& a, const Pending& b) {
+    return std::make_pair(a.begin, a.end) < std::make_pair(b.begin, b.end);
+  });
+  std::uint64_t covered = 0;  // bytes [0, covered) belong to the tensors seen so far
+  const Pending* previous = nullptr;
+  for (const Pending& p : tensors) {
+    if (p.begin < covered)
+      throw BadFile("tensors " + in_quotes(previous->entry.name) + " " + offsets_str(previous->begin, previous->end) +
+                    " and " + in_quotes(p.entry.name) + " " + offsets_str(p.begin, p.end) + " overlap");
+    if (p.begin > covered)
+      throw BadFile("data bytes " + offsets_str(covered, p.begin) + " are not covered by any tensor (a gap before " +
+                    in_quotes(p.entry.name) + ")");
+    covered = p.end;
+    previous = &p;
+  }
+  if (covered != data_size)
+    throw BadFile("data bytes " + offsets_str(covered, data_size) +
+                  " at the end of the buffer are not covered by any tensor");
+
+  // 4. Everything checked: copy the bytes.
+  for (Pending& p : tensors) {
+    p.entry.bytes.assign(data + p.begin, data + p.end);
+    out.add_entry(std::move(p.entry));
+  }
+}
+
+}  // namespace
+
+bool parse_safetensors_bytes(const std::string& bytes, TensorFile& out, std::string& error) {
+  out = TensorFile{};
+  try {
+    parse_or_throw(bytes, out);
+    return true;
+  } catch (const std::exception& e) {  // BadFile, ValueError from add_entry, std::bad_alloc
+    error = e.what();
+  } catch (...) {
+    error = "unknown error";
+  }
+  return false;
+}
+
+TensorFile load_safetensors(const std::string& path) {
+  const std::string bytes = read_whole_file(path);
+  TensorFile file;
+  std::string error;
+  if (!parse_safetensors_bytes(bytes, file, error)) throw FormatError("load_safetensors: " + in_quotes(path) + ": " + error);
+  file.source = path;
+  return file;
+}
+
+// ---- Explicit instantiations ----------------------------------------------
+#define HEADLAB_SAFETENSORS_INSTANTIATE(T)                                              \
+  template void TensorFile::add<T>(const std::string&, const Array<T>&);                \
+  template Array<T> TensorFile::get<T>(const std::string&) const;                       \
+  template Array<T> TensorFile::get<T>(const std::string&, const Shape&) const;
+HEADLAB_SAFETENSORS_INSTANTIATE(float)
+HEADLAB_SAFETENSORS_INSTANTIATE(double)
+HEADLAB_SAFETENSORS_INSTANTIATE(std::int64_t)
+#undef HEADLAB_SAFETENSORS_INSTANTIATE
+
+}  // namespace headlab

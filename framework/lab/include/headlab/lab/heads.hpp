@@ -1,0 +1,140 @@
+// headlab/lab/heads.hpp: the head lab: what each attention head does, how much the
+// loss needs it, and what is left when heads are pruned.
+//
+// Scores of one attention pattern A = weights (B, h, L, S) of one module, query i
+// and key j standing at positions i and j (self-attention; cross-attention is
+// read the same way, source and target both counted from 0). Each returns one
+// number per head, averaged over the batch and the queries named:
+//   entropy          mean over rows of  -sum_j A[i,j] ln A[i,j]   (nats; all-zero rows skipped)
+//   sink mass        mean over queries i >= 1 of A[i, 0]           (StreamingLLM's first-token sink)
+//   previous token   mean over queries i >= 1 of A[i, i-1]
+//   induction        mean over the second copy i in [T+1, 2T] of A[i, i-(T-1)], for inputs
+//                    [<s>] r_1..r_T r_1..r_T: the key right after the earlier copy of the
+//                    current token (Olsson et al. 2022). A head "is one" when the score > 0.4.
+// Definitions: ../shared/notes attention-spec sections 3-4; docs/head-lab.md.
+//
+// Importance (Michel, Levy, Neubig 2019): every attention module multiplies head
+// h's output by xi_h (a standing head mask, MultiHeadAttention::set_head_mask);
+//   I_h = mean over evaluation batches of |dL/dxi_h| at the current mask,
+// normalised within each module by the L2 norm of its heads' scores. Pruning
+// sets xi_h = 0 for the least important ~10% of the remaining heads, recomputes
+// the importance and repeats, without retraining.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "headlab/models/transformer.hpp"
+#include "headlab/core/tensor.hpp"
+#include "headlab/train/trainer.hpp"
+
+namespace headlab {
+
+// ---- Scores of one pattern: weights (B, h, L, S) -> (h) ------------------------
+template <typename T>
+std::vector<double> attention_entropy(const Array<T>& weights);
+template <typename T>
+std::vector<double> sink_mass(const Array<T>& weights);
+template <typename T>
+std::vector<double> previous_token_score(const Array<T>& weights);
+// block = T of the repeated-tokens input (L >= 2 T + 1 queries needed).
+template <typename T>
+std::vector<double> induction_score(const Array<T>& weights, std::size_t block);
+
+// ---- The attention modules of a model --------------------------------------------
+struct AttentionSite {
+  std::string name;   // state-dict prefix: "encoder.layers.0.self_attn", "decoder.layers.1.multihead_attn", "layers.0.self_attn"
+  std::string kind;   // "encoder self", "decoder self", "cross" or "self" (decoder-only)
+  std::size_t layer = 0;
+  MultiHeadAttention<float>* module = nullptr;
+  std::size_t heads() const { return module->config().num_heads; }
+};
+std::vector<AttentionSite> attention_sites(Transformer<float>& model);
+std::vector<AttentionSite> attention_sites(DecoderOnlyLM<float>& model);
+std::vector<AttentionSite> attention_sites(LoadedModel& model);
+
+// ---- Head roles on the repeated-random-tokens probe ---------------------------------
+// (count, 2 block + 1): <s> (id 1), then block ids uniform over the task's ordinary
+// symbols (copy and induction: [2, vocab); translate: [4, min vocabulary size), past
+// <pad> <s> </s> <unk>), then the same block again. The encoder-decoder reads it as
+// both source and target. block 0 picks the largest that fits the model (at most 16;
+// the induction task's own T).
+struct Probe {
+  IndexArray sequences;
+  std::size_t block = 0;
+};
+Probe repeated_tokens_probe(const LoadedModel& model, std::size_t count, std::size_t block, std::uint64_t seed);
+
+struct HeadRoles {
+  std::string site, kind;
+  std::size_t layer = 0, head = 0;
+  double entropy = 0, sink_mass = 0, previous_token = 0, induction = 0;
+  double gate_mean;           // mean sigmoid gate of the head (NaN when ungated)
+  double max_abs_output = 0;  // largest |output| of the head's module (B, L, D) on the probe
+};
+// Runs the probe through the model (eval mode, no graph) with taps on.
+std::vector<HeadRoles> head_roles(LoadedModel& model, const Probe& probe);
+
+// The per-head weights (h, L, S) of every site for one input: copy/induction
+// `ids` (1, L); translate: source (1, S) and target (1, T) ids. For pictures.
+std::vector<Array<float>> attention_maps(LoadedModel& model, const IndexArray& source, const IndexArray& target);
+
+// ---- Importance and pruning ----------------------------------------------------------
+// A head mask per site: mask[s][h] = xi (1 kept, 0 pruned).
+using HeadMask = std::vector<std::vector<float>>;
+HeadMask full_head_mask(const std::vector<AttentionSite>& sites);
+void apply_head_mask(std::vector<AttentionSite>& sites, const HeadMask& mask);  // standing masks on the modules
+void clear_head_mask(std::vector<AttentionSite>& sites);
+
+struct HeadImportance {
+  std::vector<std::vector<double>> raw;         // mean |dL/dxi_h|
+  std::vector<std::vector<double>> normalised;  // raw / L2 norm of the site's raw scores
+};
+// batch_loss(i) computes the (graph-recording) loss of evaluation batch i, i < batches.
+HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask& mask, std::size_t batches,
+                               const std::function<Tensor<float>(std::size_t)>& batch_loss);
+
+// What pruning measures on a checkpoint's task: the evaluation loss (mean token
+// NLL, no smoothing) and the task's metric (copy: held-out exact match; induction:
+// repeated-half accuracy; translate: greedy BLEU x100), on:
+//   copy / induction: `sequences` held-out sequences of the run (its own seed);
+//   translate: the first `sequences` pairs (0 = all) of data_file (default: the run's --valid).
+class HeadLabTask {
+ public:
+  HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file = "");
+  std::vector<AttentionSite>& sites() { return sites_; }
+  std::size_t batches() const { return model_.options.task == "translate" ? pair_batches_.size() : batches_.size(); }
+  Tensor<float> batch_loss(std::size_t i);
+  struct Score {
+    double loss = 0, metric = 0;
+  };
+  Score evaluate();
+  const std::string& metric_name() const { return metric_name_; }
+
+ private:
+  LoadedModel& model_;
+  std::vector<AttentionSite> sites_;
+  std::string metric_name_;
+  std::vector<IndexArray> batches_;          // copy / induction: rows of sequences
+  std::vector<std::vector<std::size_t>> blocks_;  // induction: the block length of each row
+  std::vector<EncodedPair> pairs_;           // translate
+  std::vector<std::vector<std::size_t>> pair_batches_;
+  std::vector<std::string> sources_;
+  std::vector<std::vector<std::string>> references_;
+};
+
+struct PruneStep {
+  std::size_t pruned = 0;  // heads masked so far
+  double fraction = 0;     // pruned / all heads
+  double loss = 0, metric = 0;
+  std::vector<std::string> removed;  // "site#head" removed at this step
+};
+// From the full model to all heads pruned: each step masks ceil(step_fraction x remaining)
+// heads, the least important by the normalised importance recomputed at the current
+// mask (by_importance), or the next ones of a random order drawn from seed. The
+// model's masks are cleared at the end.
+std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double step_fraction, std::uint64_t seed);
+
+}  // namespace headlab

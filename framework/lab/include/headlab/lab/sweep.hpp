@@ -1,0 +1,218 @@
+// headlab/lab/sweep.hpp: ablation sweeps, a grid of `headlab train` flags times seeds.
+//
+//   headlab ablate --out DIR --grid heads=1,2,4 --grid gate=none,headwise --seeds 1,2,3 -- --task copy
+//
+// The plan is the cartesian product of the grid, the first key varying slowest,
+// times the seeds: 3 x 2 x 3 = 18 runs, each with its own run directory
+//   DIR/runs/heads=1,gate=none,seed=1   DIR/runs/heads=1,gate=none,seed=2   ...
+// Running them is the command line's job (apps/headlab/ablate_command.cpp).
+// This file holds everything that needs no process: reading the grid, expanding
+// the plan, DIR/sweep.json, telling finished runs from unfinished ones, and the
+// statistics over seeds written as DIR/summary.csv, DIR/summary.md and DIR/chart.svg.
+//
+// What a sweep reads from a run: DIR/runs/<name>/summary.json, a JSON object
+// written by the trainer at the end of a run. A run is finished when that file
+// exists and its "interrupted" field is absent or false. Every other top-level
+// field that is a number is a metric ("valid_loss", "valid_accuracy",
+// "valid_bleu", "parameters", "flops_per_token", "train_seconds", "steps", ...);
+// null counts as NaN (a diverged loss stays visible); texts, arrays and objects
+// are ignored.
+//
+// Errors (see errors.hpp):
+//   ValueError   a bad grid, seed list or flag combination; the message names
+//                the flag (--grid, --seeds, or the train flag) and the value
+//   IOError      sweep.json or an output file cannot be written
+//   FormatError  sweep.json is not what this file writes (names the file)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace headlab {
+
+// ---------------------------------------------------------------------------
+// The grid and the plan
+// ---------------------------------------------------------------------------
+
+// One `--grid KEY=V1,V2,...`.
+struct GridAxis {
+  std::string key;                  // the key as given with '-' -> '_': "kv_heads"
+  std::vector<std::string> values;  // in the order given: {"1", "2", "4"}
+};
+
+// "heads=1,2,4" -> {"heads", {"1", "2", "4"}}; "kv-heads=1,2" -> {"kv_heads", ...}.
+// ValueError (naming --grid and the text) when there is no '=', the key is
+// empty or not [A-Za-z0-9_-], a value is empty ("heads=1,,2", "heads="), or a
+// value is given twice.
+GridAxis parse_grid_axis(const std::string& text);
+
+// "1,2,3" -> {1, 2, 3}. ValueError naming --seeds for an empty list, an entry
+// that is not a non-negative integer, or a seed given twice.
+std::vector<std::uint64_t> parse_seeds(const std::string& text);
+
+// The `headlab train` flag a grid key sets: "kv_heads" -> "--kv-heads". The
+// TrainOptions field names whose flag is spelled differently are accepted too:
+// "ff_dim" -> "--ff", "norm_first" -> "--pre-ln".
+std::string train_flag_for(const std::string& key);
+
+// The train arguments of one grid value:
+//   heads=4           -> {"--heads", "4"}
+//   head_dim=compute  -> {"--head-dim", "0"}   (0 = d_model / heads: "fixed compute")
+//   pre_ln=on / off   -> {"--pre-ln"} / {"--pre-ln=false"}   (only when `boolean_flag`: a flag
+//                        without a value; "off" is spelled out so that a task whose default is on,
+//                        like the induction task's pre-LN, is still switched off)
+// ValueError for a boolean flag's value other than on / off.
+std::vector<std::string> grid_value_arguments(const std::string& key, const std::string& value, bool boolean_flag);
+
+// "heads=2,gate=none,seed=1" with every character outside [A-Za-z0-9=,._-]
+// replaced by '_': safe as a directory name and in a shell.
+std::string sanitize_run_name(const std::string& name);
+
+// What defines a sweep: two invocations with equal specs share their runs.
+struct SweepSpec {
+  std::vector<GridAxis> grid;            // at least one axis
+  std::vector<std::uint64_t> seeds{1};   // at least one
+  std::vector<std::string> base_flags;   // the flags after `--`, given to every run verbatim
+  // Not part of the identity (and not saved): the train flags that take no
+  // value, whose grid values are on / off (the CLI reads them off the real
+  // `train` command). Keys are flags: "--pre-ln".
+  std::set<std::string> boolean_flags;
+};
+
+// Checks a spec; ValueError naming the problem:
+//   no --grid at all; a key given twice (also "ff" and "ff_dim", the same flag);
+//   "seed" as a grid key (use --seeds); a flag the sweep sets itself (seed,
+//   run_dir, resume, progress) in the grid or after `--`; a grid key also given
+//   after `--` ("--heads 2" or "--heads=2"); no seeds or a seed twice; two runs
+//   whose names become equal once sanitised.
+void validate_sweep(const SweepSpec& spec);
+
+struct SweepRun {
+  std::string name;                 // "heads=2,gate=none,seed=1" (sanitised)
+  std::vector<std::string> values;  // one per grid axis, as given ("compute", not "0")
+  std::uint64_t seed = 1;
+  // The arguments after `headlab train`, in this order: base flags, grid flags,
+  //   --seed S --run-dir <absolute DIR>/runs/<name> --progress none
+  // (a run that resumes gets --resume appended when it is started).
+  std::vector<std::string> train_args;
+};
+
+struct SweepPlan {
+  SweepSpec spec;
+  std::filesystem::path out_dir;  // absolute
+  std::vector<SweepRun> runs;     // grid product (first key slowest) x seeds (fastest)
+
+  std::filesystem::path run_dir(const SweepRun& run) const { return out_dir / "runs" / run.name; }
+};
+
+// Validates `spec` and expands it. `out_dir` is made absolute (the run
+// directories in the arguments must not depend on the working directory).
+SweepPlan plan_sweep(const SweepSpec& spec, const std::filesystem::path& out_dir);
+
+// out_dir/sweep.json: {"version":1, "grid":[{"key":..,"values":[..]}], "seeds":[..],
+// "base_flags":[..], "runs":[{"name":.., "seed":.., "values":[..], "argv":[..]}]},
+// where argv is the full command line of the run (argv[0] the headlab executable).
+void write_sweep_json(const SweepPlan& plan, const std::string& executable);
+// Reads it back (the runs keep their saved arguments; out_dir is `out_dir`,
+// which may differ from where the sweep was planned: a copied directory).
+// IOError if missing, FormatError naming the file if it is not a sweep.json.
+SweepPlan read_sweep_json(const std::filesystem::path& out_dir);
+// "" when `a` and `b` describe the same sweep (grid, seeds, base flags), else
+// what differs, for a message: "the grid differs: heads=1,2 there, heads=1,2,4 here".
+std::string sweep_difference(const SweepSpec& saved, const SweepSpec& wanted);
+
+// ---------------------------------------------------------------------------
+// Runs on disk
+// ---------------------------------------------------------------------------
+
+enum class RunState {
+  NotStarted,  // no run directory
+  Started,     // a directory, but no checkpoint and no finished summary: starts again from scratch
+  Resumable,   // checkpoint.safetensors but no finished summary: restarts with --resume
+  Finished,    // summary.json with "interrupted" absent or false
+};
+RunState run_state(const std::filesystem::path& run_dir);
+// The numeric fields of run_dir/summary.json (null read as NaN); empty when the file is missing
+// or not a JSON object.
+std::map<std::string, double> run_summary_numbers(const std::filesystem::path& run_dir);
+const char* to_string(RunState state);  // "not started", "started", "resumable", "finished"
+
+// ---------------------------------------------------------------------------
+// Statistics over seeds
+// ---------------------------------------------------------------------------
+
+// Mean and sample standard deviation sqrt(sum (v - mean)^2 / (n - 1)).
+// n = 0: mean and std NaN; n = 1: std NaN (undefined, printed empty).
+struct MetricStats {
+  std::size_t n = 0;
+  double mean = 0;
+  double std = 0;
+};
+MetricStats mean_std(const std::vector<double>& values);
+
+// One grid cell: the runs of one combination of grid values, over the seeds.
+struct SweepCell {
+  std::vector<std::string> values;              // one per grid axis
+  std::vector<std::string> runs;                // every planned run's name
+  std::size_t finished = 0;                     // how many of them are finished
+  std::map<std::string, MetricStats> metrics;   // only metrics some finished run of the cell has
+};
+
+struct UnfinishedRun {
+  std::string name;
+  RunState state = RunState::NotStarted;
+  std::string note;  // e.g. "failed: exit 1" (from the caller), else empty
+};
+
+struct SweepSummary {
+  std::vector<GridAxis> grid;
+  std::vector<std::uint64_t> seeds;
+  std::vector<std::string> metrics;  // column order: the usual ones first, then others as found
+  std::vector<SweepCell> cells;      // in plan order
+  std::size_t total_runs = 0;
+  std::vector<UnfinishedRun> unfinished;
+};
+
+// Reads every finished run's summary.json and groups the runs by grid cell (a
+// summary.json that is not a JSON object, e.g. cut short, leaves its run unfinished).
+// `notes` (run name -> text) marks unfinished runs, e.g. {"heads=2,seed=1", "failed: exit 1"}.
+SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, std::string>& notes = {});
+
+// summary.csv: a header "<grid keys...>,n,<metric>_mean,<metric>_std,..." and one row per cell;
+// numbers round-trip exactly; an empty field where a value is undefined (std with n < 2).
+std::string summary_csv(const SweepSummary& summary);
+// summary.md: a Markdown table, one row per cell, a "mean ± std (n)" column per
+// metric, and a line naming the runs that are not finished (and why, when known).
+std::string summary_markdown(const SweepSummary& summary);
+
+// The grid key on the chart's x axis when none is asked for: "heads" if it is a
+// grid key, else the first key whose values are all numbers, else the first key.
+std::string default_x_key(const std::vector<GridAxis>& grid);
+// chart.svg: x = the values of `x_key` (their numbers, or for a key with a
+// value that is not a number, the value's index, named in the x label), one
+// series per combination of the other keys ("gate=headwise"), y = the mean of
+// `metric`, error bars = its std. ValueError if `x_key` is not a grid key.
+std::string summary_chart(const SweepSummary& summary, const std::string& x_key, const std::string& metric);
+
+// Writes out_dir/summary.csv, summary.md and chart.svg (IOError if one cannot be written).
+void write_sweep_outputs(const std::filesystem::path& out_dir, const SweepSummary& summary,
+                         const std::string& x_key, const std::string& metric);
+
+// ---------------------------------------------------------------------------
+// Jobs for another scheduler
+// ---------------------------------------------------------------------------
+
+// `word` quoted for a POSIX shell: unchanged when it holds only [A-Za-z0-9_./=,:@%+-],
+// else in single quotes with each ' written as '\''.
+std::string shell_quote(const std::string& word);
+// One line for bash, GNU parallel or a SLURM array, for one run:
+//   mkdir -p RUN_DIR && EXE train ARGS... > RUN_DIR/log.txt 2>&1
+// (`resume`: --resume appended and the log appended to, >>).
+std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume);
+
+}  // namespace headlab

@@ -1,0 +1,434 @@
+// Attention: SDPA semantics, the module in every variant (float64 gradcheck),
+// the KV cache against full recomputation, cost accounting, taps, bad configs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include <xtensor/xnorm.hpp>
+#include <xtensor/xview.hpp>
+
+#include "headlab/attention/attention.hpp"
+#include "headlab/headlab.hpp"
+
+using namespace headlab;
+
+namespace {
+
+MaskArray mask_of(std::vector<int> v, const Shape& shape) {
+  MaskArray m = MaskArray::from_shape(shape);
+  for (std::size_t i = 0; i < v.size(); ++i) m.data()[i] = v[i] != 0;
+  return m;
+}
+
+double max_abs_diff(const Array<double>& a, const Array<double>& b) {
+  REQUIRE(a.shape() == b.shape());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
+  return m;
+}
+double max_abs_diff(const Array<float>& a, const Array<float>& b) {
+  REQUIRE(a.shape() == b.shape());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::abs(a.data()[i] - b.data()[i])));
+  return m;
+}
+
+// Reference attention for one (batch, head): plain loops, no autograd.
+Array<double> naive_attention(const Array<double>& q, const Array<double>& k, const Array<double>& v,
+                              const MaskArray& hidden, double scale) {
+  const std::size_t L = q.shape()[0], S = k.shape()[0], d = q.shape()[1], dv = v.shape()[1];
+  Array<double> out = xt::zeros<double>({L, dv});
+  for (std::size_t i = 0; i < L; ++i) {
+    std::vector<double> w(S, 0.0);
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < S; ++j) {
+      if (hidden(i, j)) continue;
+      double s = 0;
+      for (std::size_t c = 0; c < d; ++c) s += q(i, c) * k(j, c);
+      w[j] = s * scale;
+      m = std::max(m, w[j]);
+    }
+    double z = 0;
+    for (std::size_t j = 0; j < S; ++j) z += hidden(i, j) ? 0.0 : std::exp(w[j] - m);
+    for (std::size_t j = 0; j < S; ++j) {
+      const double p = hidden(i, j) || z == 0 ? 0.0 : std::exp(w[j] - m) / z;
+      for (std::size_t c = 0; c < dv; ++c) out(i, c) += p * v(j, c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sdpa: position mask pins causal (L != S), window of W keys including itself, and sinks") {
+  // Queries are the last 2 of 5 positions: query 0 is position 3, query 1 is position 4.
+  const MaskArray causal = position_mask({3, 4}, {0, 1, 2, 3, 4}, true, 0, 0);
+  CHECK(causal == mask_of({0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, {2, 5}));
+  // Window 3: position 4 sees 2, 3, 4 (three keys including itself); sink 0 stays visible.
+  const MaskArray window = position_mask({4}, {0, 1, 2, 3, 4}, true, 3, 0);
+  CHECK(window == mask_of({1, 1, 0, 0, 0}, {1, 5}));
+  const MaskArray sinks = position_mask({4}, {0, 1, 2, 3, 4}, true, 3, 1);
+  CHECK(sinks == mask_of({0, 1, 0, 0, 0}, {1, 5}));
+  // A sink never lets a query see the future.
+  CHECK(position_mask({0}, {0, 1}, true, 1, 2) == mask_of({0, 1}, {1, 2}));
+}
+
+TEST_CASE("sdpa: matches a loop reference with causal, padding, GQA and L != S") {
+  Generator gen(1);
+  const std::size_t B = 2, h = 4, hkv = 2, L = 3, S = 5, d = 4;
+  TensorD q = uniform<double>({B, h, L, d}, -1, 1, gen), k = uniform<double>({B, hkv, S, d}, -1, 1, gen);
+  TensorD v = uniform<double>({B, hkv, S, 3}, -1, 1, gen);
+  SdpaOptions<double> opt;
+  opt.causal = true;
+  opt.key_padding_mask = mask_of({0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {B, S});
+  opt.need_weights = true;
+  const auto r = scaled_dot_product_attention(q, k, v, opt);
+  REQUIRE(r.output.shape() == Shape{B, h, L, 3});
+  REQUIRE(r.weights.shape() == Shape{B, h, L, S});
+  const MaskArray pos = position_mask({2, 3, 4}, {0, 1, 2, 3, 4}, true, 0, 0);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t hh = 0; hh < h; ++hh) {
+      MaskArray hidden = pos;
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < S; ++j) hidden(i, j) = hidden(i, j) || (*opt.key_padding_mask)(b, j);
+      const std::size_t kv = hh / (h / hkv);  // query head hh uses kv head floor(hh / g)
+      Array<double> qh = xt::view(q.value(), b, hh), kh = xt::view(k.value(), b, kv), vh = xt::view(v.value(), b, kv);
+      Array<double> got = xt::view(r.output.value(), b, hh);
+      CHECK(max_abs_diff(got, naive_attention(qh, kh, vh, hidden, 0.5)) < 1e-12);
+    }
+}
+
+TEST_CASE("sdpa: a fully masked row gives zero weights and zero output, and zero gradient") {
+  Generator gen(2);
+  TensorD q = uniform<double>({1, 1, 2, 2}, -1, 1, gen, true), k = uniform<double>({1, 1, 3, 2}, -1, 1, gen, true);
+  TensorD v = uniform<double>({1, 1, 3, 2}, -1, 1, gen, true);
+  SdpaOptions<double> opt;
+  opt.attn_mask = mask_of({1, 1, 1, 0, 1, 0}, {2, 3});  // row 0 sees nothing
+  opt.need_weights = true;
+  const auto r = scaled_dot_product_attention(q, k, v, opt);
+  CHECK(xt::all(xt::isfinite(r.output.value())));
+  for (std::size_t j = 0; j < 3; ++j) CHECK(r.weights.value()(0, 0, 0, j) == 0.0);
+  CHECK(r.output.value()(0, 0, 0, 0) == 0.0);
+  CHECK(r.output.value()(0, 0, 0, 1) == 0.0);
+  sum(r.output).backward();
+  CHECK(xt::all(xt::isfinite(q.grad())));
+  CHECK(q.grad()(0, 0, 0, 0) == 0.0);
+}
+
+TEST_CASE("sdpa: additive bias, explicit scale and (B, h, L, S) masks broadcast") {
+  Generator gen(3);
+  TensorD q = uniform<double>({2, 2, 2, 2}, -1, 1, gen), k = uniform<double>({2, 2, 2, 2}, -1, 1, gen);
+  TensorD v = uniform<double>({2, 2, 2, 2}, -1, 1, gen);
+  SdpaOptions<double> a, b;
+  a.attn_bias = Array<double>{{0.0, -1e9}, {0.0, 0.0}};  // a huge negative bias acts as a mask
+  b.attn_mask = mask_of({0, 1, 0, 0}, {1, 1, 2, 2});
+  a.scale = b.scale = 0.3;
+  CHECK(max_abs_diff(scaled_dot_product_attention(q, k, v, a).output.value(),
+                     scaled_dot_product_attention(q, k, v, b).output.value()) < 1e-12);
+}
+
+TEST_CASE("sdpa: bad shapes name the op and the shapes") {
+  TensorD q = zeros<double>({1, 4, 2, 3}), k = zeros<double>({1, 3, 2, 3}), v = zeros<double>({1, 3, 2, 3});
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v), doctest::Contains("kv heads must divide"), ShapeError);
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, zeros<double>({1, 4, 2, 5}), zeros<double>({1, 4, 2, 3})),
+                       doctest::Contains("[1, 4, 2, 5]"), ShapeError);
+  SdpaOptions<double> opt;
+  opt.key_padding_mask = MaskArray::from_shape({1, 7});
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, zeros<double>({1, 4, 2, 3}), zeros<double>({1, 4, 2, 3}), opt),
+                       doctest::Contains("key_padding_mask of shape [1, 7]"), ShapeError);
+}
+
+namespace {
+
+struct Variant {
+  std::string name;
+  AttentionConfig config;
+  bool causal = false;
+  bool cross = false;
+  bool head_mask = false;
+};
+
+std::vector<Variant> variants() {
+  auto base = [] {
+    AttentionConfig c;
+    c.d_model = 8;
+    c.num_heads = 2;
+    return c;
+  };
+  std::vector<Variant> v;
+  v.push_back({"mha", base()});
+  v.push_back({"mha causal", base(), true});
+  v.push_back({"cross", base(), false, true});
+  { auto c = base(); c.num_heads = 4; c.num_kv_heads = 2; v.push_back({"gqa", c, true}); }
+  { auto c = base(); c.num_heads = 4; c.num_kv_heads = 1; v.push_back({"mqa", c, true}); }
+  { auto c = base(); c.num_heads = 4; c.num_kv_heads = 2; v.push_back({"gqa cross", c, false, true}); }
+  { auto c = base(); c.head_dim = 3; v.push_back({"head_dim 3", c}); }
+  { auto c = base(); c.gate = GateKind::headwise; v.push_back({"gate headwise", c, true}); }
+  { auto c = base(); c.gate = GateKind::elementwise; c.gate_bias = false; v.push_back({"gate elementwise", c}); }
+  v.push_back({"head mask", base(), false, false, true});
+  { auto c = base(); c.window = 2; c.sinks = 1; v.push_back({"window + sinks", c}); }
+  { auto c = base(); c.rope = true; v.push_back({"rope", c, true}); }
+  { auto c = base(); c.bias = false; v.push_back({"no bias", c}); }
+  { auto c = base(); c.latent_dim = 3; v.push_back({"mla", c, true}); }
+  { auto c = base(); c.latent_dim = 3; c.rope = true; c.rope_dim = 2; v.push_back({"mla + rope", c, true}); }
+  { auto c = base(); c.num_heads = 4; c.num_kv_heads = 2; c.gate = GateKind::elementwise; c.rope = true;
+    c.window = 3; c.sinks = 1; c.head_dim = 2; v.push_back({"gqa + gate + rope + window", c, true, false, true}); }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("attention module: float64 gradcheck of input and every parameter, in every variant") {
+  for (const Variant& var : variants()) {
+    CAPTURE(var.name);
+    Generator gen(7);
+    MultiHeadAttention<double> mha(var.config, gen);
+    const std::size_t B = 2, L = 4, S = 3;
+    const TensorD x = uniform<double>({B, L, 8}, -1, 1, gen, true);
+    const TensorD mem = uniform<double>({B, S, 8}, -1, 1, gen, true);
+    const TensorD xi = uniform<double>({var.config.num_heads}, 0.5, 1.5, gen, true);
+    const auto named = mha.named_parameters();
+    // Backward against central differences on the module's own parameter values
+    // (perturbed in place), the input(s) and the head mask.
+    AttentionCall<double> call;
+    call.causal = var.causal;
+    if (var.head_mask) call.head_mask = xi;
+    auto loss_of = [&]() {
+      const TensorD y = var.cross ? mha.forward(x, mem, call).output : mha.forward(x, call).output;
+      return y;
+    };
+    Generator wgen(99);
+    const TensorD y0 = loss_of();
+    const Array<double> w = uniform<double>(y0.shape(), -1, 1, wgen).value();
+    mha.zero_grad();
+    x.zero_grad();
+    mem.zero_grad();
+    xi.zero_grad();
+    y0.backward(w);
+    auto numeric = [&](Array<double>& target, std::size_t j) {
+      NoGradGuard ng;
+      const double eps = 1e-6, keep = target.data()[j];
+      target.data()[j] = keep + eps;
+      const double lp = xt::sum(loss_of().value() * w)();
+      target.data()[j] = keep - eps;
+      const double lm = xt::sum(loss_of().value() * w)();
+      target.data()[j] = keep;
+      return (lp - lm) / (2 * eps);
+    };
+    std::vector<std::pair<std::string, TensorD>> checked = named;
+    checked.emplace_back("x", x);
+    if (var.cross) checked.emplace_back("memory", mem);
+    if (var.head_mask) checked.emplace_back("head_mask", xi);
+    for (auto& [name, t] : checked) {
+      CAPTURE(name);
+      REQUIRE_MESSAGE(t.has_grad(), var.name << ": no gradient reached " << name);
+      REQUIRE(t.grad().shape() == t.value().shape());
+      const Array<double> analytic = t.grad();
+      Array<double>& values = t.node()->value;
+      double worst = 0;
+      std::size_t worst_j = 0;
+      for (std::size_t j = 0; j < values.size(); ++j) {
+        const double err = std::abs(analytic.data()[j] - numeric(values, j));
+        if (err > worst) worst = err, worst_j = j;
+      }
+      CHECK_MESSAGE(worst < 1e-6, var.name << ": " << name << " element " << worst_j << " |backward - numeric| = "
+                                            << worst);
+    }
+  }
+}
+
+TEST_CASE("attention module: parameter names and shapes follow nn.MultiheadAttention") {
+  Generator gen(1);
+  AttentionConfig c;
+  c.d_model = 16;
+  c.num_heads = 4;
+  MultiHeadAttention<float> mha(c, gen);
+  const auto named = mha.named_parameters();
+  REQUIRE(named.size() == 4);
+  CHECK(named[0].first == "in_proj_weight");
+  CHECK(named[0].second.shape() == Shape{48, 16});
+  CHECK(named[1].first == "in_proj_bias");
+  CHECK(named[2].first == "out_proj.weight");
+  CHECK(named[2].second.shape() == Shape{16, 16});
+  CHECK(named[3].first == "out_proj.bias");
+  // PyTorch init: xavier_uniform bound sqrt(6 / (3D + D)) on in_proj_weight, zero biases.
+  const double bound = std::sqrt(6.0 / 64.0);
+  CHECK(xt::amax(xt::abs(named[0].second.value()))() <= bound);
+  CHECK(xt::amax(xt::abs(named[0].second.value()))() > 0.8 * bound);
+  CHECK(xt::all(xt::equal(named[1].second.value(), 0.0f)));
+  CHECK(xt::all(xt::equal(named[3].second.value(), 0.0f)));
+}
+
+TEST_CASE("KV cache: one token at a time equals the full causal forward (float32, 1e-5)") {
+  for (const Variant& var : variants()) {
+    if (var.cross) continue;
+    CAPTURE(var.name);
+    Generator gen(11);
+    AttentionConfig cfg = var.config;
+    MultiHeadAttention<float> mha(cfg, gen);
+    mha.eval();
+    const std::size_t B = 2, T = 7;
+    const TensorF x = uniform<float>({B, T, cfg.d_model}, -1, 1, gen);
+    AttentionCall<float> call;
+    call.causal = true;
+    if (var.head_mask) call.head_mask = from_data<float>(std::vector<float>(cfg.num_heads, 0.5f), {cfg.num_heads});
+    NoGradGuard no_grad;
+    const Array<float> full = mha.forward(x, call).output.value();
+
+    // Token by token.
+    KVCache<float> cache;
+    std::vector<TensorF> steps;
+    for (std::size_t t = 0; t < T; ++t) steps.push_back(mha.forward(narrow(x, 1, t, 1), call, &cache).output);
+    CHECK(max_abs_diff(concat(steps, 1).value(), full) < 1e-5);
+    CHECK(cache.length() == T);
+    const std::size_t expected_stored = cfg.window ? std::min(T, cfg.window + cfg.sinks) : T;
+    CHECK(cache.stored_tokens() == expected_stored);
+    // The cache holds kv heads only (or the latent): its real storage matches the cost formula.
+    CHECK(cache.elements_per_token() == attention_cost(cfg, T).kv_elements_per_token);
+    CHECK(cache.stored_elements() == B * expected_stored * cache.elements_per_token());
+
+    // A prefill chunk of 3, then single tokens.
+    KVCache<float> chunked;
+    std::vector<TensorF> parts{mha.forward(narrow(x, 1, 0, 3), call, &chunked).output};
+    for (std::size_t t = 3; t < T; ++t) parts.push_back(mha.forward(narrow(x, 1, t, 1), call, &chunked).output);
+    CHECK(max_abs_diff(concat(parts, 1).value(), full) < 1e-5);
+  }
+}
+
+TEST_CASE("KV cache: a sliding window keeps the sinks plus the newest W entries") {
+  Generator gen(5);
+  AttentionConfig c;
+  c.d_model = 8;
+  c.num_heads = 2;
+  c.window = 3;
+  c.sinks = 2;
+  MultiHeadAttention<float> mha(c, gen);
+  KVCache<float> cache;
+  NoGradGuard ng;
+  AttentionCall<float> call;
+  call.causal = true;
+  for (int t = 0; t < 9; ++t) mha.forward(uniform<float>({1, 1, 8}, -1, 1, gen), call, &cache);
+  CHECK(cache.positions() == std::vector<std::int64_t>{0, 1, 6, 7, 8});
+  CHECK(cache.first().shape() == Shape{1, 2, 5, 4});
+}
+
+TEST_CASE("attention cost: parameter formula matches the module, FLOPs match the paper") {
+  for (const Variant& var : variants()) {
+    CAPTURE(var.name);
+    Generator gen(1);
+    MultiHeadAttention<float> mha(var.config, gen);
+    CHECK(attention_cost(var.config, 10).parameters == mha.parameter_count());
+  }
+  AttentionConfig base;
+  base.d_model = 512;
+  base.num_heads = 8;
+  const AttentionCost cost = attention_cost(base, 100);
+  CHECK(cost.parameters == 4 * 512 * 512 + 4 * 512);
+  CHECK(cost.forward_flops == doctest::Approx(8.0 * 100 * 512 * 512 + 4.0 * 100 * 100 * 512));
+  CHECK(cost.kv_elements_per_token == 2 * 8 * 64);
+  base.num_kv_heads = 2;
+  CHECK(attention_cost(base, 1).kv_elements_per_token == 2 * 2 * 64);
+  base.num_kv_heads = 0;
+  base.latent_dim = 64;
+  base.rope = true;
+  base.rope_dim = 16;
+  CHECK(attention_cost(base, 1).kv_elements_per_token == 64 + 16);
+}
+
+TEST_CASE("attention module: taps hand out weights and gates without changing the output") {
+  Generator gen(4);
+  AttentionConfig c;
+  c.d_model = 8;
+  c.num_heads = 2;
+  c.gate = GateKind::headwise;
+  MultiHeadAttention<float> mha(c, gen);
+  const TensorF x = uniform<float>({1, 3, 8}, -1, 1, gen);
+  const Array<float> plain = mha.forward(x).output.value();
+  mha.set_taps(true);
+  const Array<float> tapped = mha.forward(x).output.value();
+  CHECK(max_abs_diff(plain, tapped) == 0.0);
+  REQUIRE(mha.last_taps().weights.defined());
+  CHECK(mha.last_taps().weights.shape() == Shape{1, 2, 3, 3});
+  CHECK(mha.last_taps().gate.shape() == Shape{1, 2, 3, 1});
+  const Array<float> row_sums = xt::sum(mha.last_taps().weights.value(), {3});
+  CHECK(xt::allclose(row_sums, 1.0f));
+}
+
+TEST_CASE("attention module: dropout on weights only in training, seeded") {
+  Generator gen(6);
+  AttentionConfig c;
+  c.d_model = 8;
+  c.num_heads = 2;
+  c.dropout = 0.5;
+  MultiHeadAttention<float> mha(c, gen);
+  const TensorF x = uniform<float>({2, 5, 8}, -1, 1, gen);
+  Generator g1(1), g2(1);
+  AttentionCall<float> call;
+  call.generator = &g1;
+  const Array<float> a = mha.forward(x, call).output.value();
+  call.generator = &g2;
+  const Array<float> b = mha.forward(x, call).output.value();
+  CHECK(max_abs_diff(a, b) == 0.0);
+  mha.eval();
+  const Array<float> e1 = mha.forward(x).output.value();
+  mha.train();
+  CHECK(max_abs_diff(a, e1) > 1e-3);
+  CHECK_THROWS_AS(mha.forward(x), ValueError);  // training dropout without a generator
+}
+
+TEST_CASE("attention config: invalid options are rejected with the field and the reason") {
+  auto expect = [](AttentionConfig c, const char* text) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains(text), ValueError);
+  };
+  AttentionConfig c;
+  c.d_model = 8;
+  c.num_heads = 0;
+  expect(c, "num_heads must be > 0");
+  c.num_heads = 3;
+  expect(c, "does not divide d_model");
+  c.num_heads = 4;
+  c.num_kv_heads = 3;
+  expect(c, "num_kv_heads 3 does not divide num_heads 4");
+  c.num_kv_heads = 0;
+  c.sinks = 2;
+  expect(c, "sinks need a sliding window");
+  c.sinks = 0;
+  c.latent_dim = 4;
+  c.rope = true;
+  expect(c, "MLA with rope needs an even rope_dim");
+  c.rope = false;
+  c.dropout = 1.0;
+  expect(c, "dropout must be in [0, 1)");
+  CHECK_THROWS_AS(parse_gate("sometimes"), ValueError);
+  Generator gen(1);
+  AttentionConfig ok;
+  ok.d_model = 8;
+  ok.num_heads = 2;
+  MultiHeadAttention<float> mha(ok, gen);
+  CHECK_THROWS_WITH_AS(mha.forward(zeros<float>({2, 3, 7})), doctest::Contains("[2, 3, 7]"), ShapeError);
+  AttentionCall<float> call;
+  call.head_mask = ones<float>({3});
+  CHECK_THROWS_WITH_AS(mha.forward(zeros<float>({1, 3, 8}), call), doctest::Contains("head_mask [3]"), ShapeError);
+}
+
+TEST_CASE("rope: rotation preserves norms, is relative, and passes gradcheck") {
+  Generator gen(8);
+  const TensorD x = uniform<double>({2, 3, 4}, -1, 1, gen, true);
+  const TensorD y = rope(x, {0, 5, 9});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t t = 0; t < 3; ++t) {
+      Array<double> xr = xt::view(x.value(), b, t), yr = xt::view(y.value(), b, t);
+      CHECK(xt::norm_l2(xr)() == doctest::Approx(xt::norm_l2(yr)()));
+    }
+  // <rope(q, m), rope(k, n)> depends only on m - n.
+  const TensorD q = uniform<double>({1, 4}, -1, 1, gen), k = uniform<double>({1, 4}, -1, 1, gen);
+  const double a = xt::sum(rope(q, {7}).value() * rope(k, {3}).value())();
+  const double b = xt::sum(rope(q, {14}).value() * rope(k, {10}).value())();
+  CHECK(a == doctest::Approx(b).epsilon(1e-12));
+  CHECK(rope(q, {0}).value() == q.value());
+  const GradcheckResult r = gradcheck("rope", [](const std::vector<TensorD>& in) { return rope(in[0], {1, 2, 7}); }, {x});
+  CHECK_MESSAGE(r.ok, r.message);
+  CHECK_THROWS_AS(rope(zeros<double>({2, 3}), {0, 1, 2}), ShapeError);
+}

@@ -1,0 +1,396 @@
+// sweep: the grid, the plan, run states and the statistics behind `headlab ablate`
+// (headlab/lab/sweep.hpp). Nothing here starts a process: the runs' summary.json files
+// are written by hand into a directory under the system temp dir (removed at scope
+// exit), and the expected statistics are computed in the test from the same numbers.
+// The command itself, with real runs, is tested in tests/cli/ablate.cmake.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/lab/sweep.hpp"
+#include "test_support.hpp"
+
+using namespace headlab;
+namespace fs = std::filesystem;
+using headlab::testing::TempDir;
+
+namespace {
+
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
+  return n;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The message of the ValueError that `f` throws ("" if it throws none).
+template <typename F> std::string value_error(F f) {
+  try {
+    f();
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+SweepSpec spec_of(std::vector<std::string> grid, std::vector<std::uint64_t> seeds = {1},
+                  std::vector<std::string> base = {}) {
+  SweepSpec spec;
+  for (const auto& g : grid) spec.grid.push_back(parse_grid_axis(g));
+  spec.seeds = std::move(seeds);
+  spec.base_flags = std::move(base);
+  return spec;
+}
+
+// The index of `arg` in `args`, or args.size().
+std::size_t position(const std::vector<std::string>& args, const std::string& arg) {
+  std::size_t i = 0;
+  while (i < args.size() && args[i] != arg) ++i;
+  return i;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Reading the grid
+// ---------------------------------------------------------------------------
+
+TEST_CASE("sweep: parse_grid_axis reads KEY=V1,V2,... and writes dashes in keys as underscores") {
+  const GridAxis heads = parse_grid_axis("heads=1,2,4,8");
+  CHECK(heads.key == "heads");
+  CHECK(heads.values == std::vector<std::string>{"1", "2", "4", "8"});
+  const GridAxis kv = parse_grid_axis("kv-heads=1");
+  CHECK(kv.key == "kv_heads");
+  CHECK(kv.values == std::vector<std::string>{"1"});
+  CHECK(parse_grid_axis("gate=none,headwise").values == std::vector<std::string>{"none", "headwise"});
+}
+
+TEST_CASE("sweep: parse_grid_axis refuses malformed text, naming --grid and the text") {
+  for (const std::string bad : {"heads", "heads=", "heads=1,,2", "heads=1,2,", "=1,2", "--heads=1,2", "he ads=1",
+                                "heads=1,1"}) {
+    CAPTURE(bad);
+    const std::string message = value_error([&] { parse_grid_axis(bad); });
+    CHECK(message.find("--grid") != std::string::npos);
+    CHECK(message.find(bad) != std::string::npos);
+  }
+  CHECK(value_error([] { parse_grid_axis("heads=1,1"); }).find("given twice") != std::string::npos);
+  CHECK(value_error([] { parse_grid_axis("heads=1,,2"); }).find("empty") != std::string::npos);
+}
+
+TEST_CASE("sweep: parse_seeds reads a comma list and refuses anything else") {
+  CHECK(parse_seeds("1,2,3") == std::vector<std::uint64_t>{1, 2, 3});
+  CHECK(parse_seeds("42") == std::vector<std::uint64_t>{42});
+  for (const std::string bad : {"", "1,,2", "a", "-1", "1.5", "1,2,1", " 1"}) {
+    CAPTURE(bad);
+    CHECK(value_error([&] { parse_seeds(bad); }).find("--seeds") != std::string::npos);
+  }
+}
+
+TEST_CASE("sweep: grid keys become train flags and values become their arguments") {
+  CHECK(train_flag_for("heads") == "--heads");
+  CHECK(train_flag_for("kv_heads") == "--kv-heads");
+  CHECK(train_flag_for("ff_dim") == "--ff");
+  CHECK(train_flag_for("norm_first") == "--pre-ln");
+  CHECK(grid_value_arguments("heads", "4", false) == std::vector<std::string>{"--heads", "4"});
+  CHECK(grid_value_arguments("head_dim", "compute", false) == std::vector<std::string>{"--head-dim", "0"});
+  CHECK(grid_value_arguments("head_dim", "16", false) == std::vector<std::string>{"--head-dim", "16"});
+  CHECK(grid_value_arguments("pre_ln", "on", true) == std::vector<std::string>{"--pre-ln"});
+  CHECK(grid_value_arguments("pre_ln", "off", true) == std::vector<std::string>{"--pre-ln=false"});
+  CHECK(value_error([] { grid_value_arguments("pre_ln", "yes", true); }).find("on and off") != std::string::npos);
+}
+
+TEST_CASE("sweep: run names keep only letters, digits and the characters =,._-") {
+  CHECK(sanitize_run_name("heads=2,gate=none,seed=1") == "heads=2,gate=none,seed=1");
+  CHECK(sanitize_run_name("lr_factor=0.5,x=a b/c'd,seed=1") == "lr_factor=0.5,x=a_b_c_d,seed=1");
+}
+
+TEST_CASE("sweep: validate_sweep refuses duplicate keys, seed, conflicts and empty lists") {
+  const auto message = [](const SweepSpec& spec) { return value_error([&] { validate_sweep(spec); }); };
+  CHECK(message(spec_of({"heads=1,2", "gate=none"})).empty());
+  CHECK(message(spec_of({})).find("--grid") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2", "heads=4"})).find("'heads' is given twice") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2", "kv-heads=1", "kv_heads=2"})).find("kv_heads") != std::string::npos);
+  CHECK(message(spec_of({"ff=32", "ff_dim=64"})).find("both set --ff") != std::string::npos);
+  const std::string seed = message(spec_of({"seed=1,2"}));
+  CHECK(seed.find("seed") != std::string::npos);
+  CHECK(seed.find("--seeds") != std::string::npos);
+  CHECK(message(spec_of({"run_dir=a,b"})).find("--run-dir") != std::string::npos);
+  CHECK(message(spec_of({"progress=none"})).find("--progress") != std::string::npos);
+  // A grid key also given after `--`, spelled either way.
+  CHECK(message(spec_of({"heads=1,2"}, {1}, {"--task", "copy", "--heads", "2"})).find("--heads") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {1}, {"--heads=2"})).find("give it in one place") != std::string::npos);
+  CHECK(message(spec_of({"ff_dim=1,2"}, {1}, {"--ff", "8"})).find("--ff") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {1}, {"--seed", "3"})).find("--seeds") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {1}, {"--run-dir", "x"})).find("--run-dir") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {})).find("--seeds") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {1, 1})).find("twice") != std::string::npos);
+  // A flag without a value takes on / off only.
+  SweepSpec boolean = spec_of({"pre_ln=on,maybe"});
+  boolean.boolean_flags = {"--pre-ln"};
+  CHECK(message(boolean).find("maybe") != std::string::npos);
+  // Two values that become the same directory name.
+  CHECK(message(spec_of({"gate=a b,a_b"})).find("share the directory") != std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// The plan
+// ---------------------------------------------------------------------------
+
+TEST_CASE("sweep: the plan is the grid product, first key slowest, seeds fastest") {
+  TempDir dir;
+  const SweepSpec spec = spec_of({"heads=1,2", "gate=none,headwise,elementwise"}, {7, 3}, {"--task", "copy"});
+  const SweepPlan plan = plan_sweep(spec, dir.path / "sweep");
+  REQUIRE(plan.runs.size() == 2 * 3 * 2);
+  CHECK(plan.out_dir.is_absolute());
+  const std::vector<std::string> expected = {
+      "heads=1,gate=none,seed=7",        "heads=1,gate=none,seed=3",     "heads=1,gate=headwise,seed=7",
+      "heads=1,gate=headwise,seed=3",    "heads=1,gate=elementwise,seed=7", "heads=1,gate=elementwise,seed=3",
+      "heads=2,gate=none,seed=7",        "heads=2,gate=none,seed=3",     "heads=2,gate=headwise,seed=7",
+      "heads=2,gate=headwise,seed=3",    "heads=2,gate=elementwise,seed=7", "heads=2,gate=elementwise,seed=3"};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(i);
+    CHECK(plan.runs[i].name == expected[i]);
+  }
+  const SweepRun& run = plan.runs[9];  // heads=2, gate=headwise, seed 3
+  CHECK(run.values == std::vector<std::string>{"2", "headwise"});
+  CHECK(run.seed == 3);
+  CHECK(plan.run_dir(run) == plan.out_dir / "runs" / "heads=2,gate=headwise,seed=3");
+  const std::vector<std::string> args = {"--task",    "copy", "--heads",  "2",
+                                         "--gate",    "headwise", "--seed", "3",
+                                         "--run-dir", plan.run_dir(run).string(), "--progress", "none"};
+  CHECK(run.train_args == args);
+}
+
+TEST_CASE("sweep: head_dim=compute passes --head-dim 0 and keeps its name") {
+  TempDir dir;
+  const SweepPlan plan = plan_sweep(spec_of({"heads=2,4", "head_dim=compute,8"}), dir.path);
+  REQUIRE(plan.runs.size() == 4);
+  CHECK(plan.runs[0].name == "heads=2,head_dim=compute,seed=1");
+  const auto& args = plan.runs[0].train_args;
+  const std::size_t at = position(args, "--head-dim");
+  REQUIRE(at + 1 < args.size());
+  CHECK(args[at + 1] == "0");
+  CHECK(plan.runs[1].train_args[position(plan.runs[1].train_args, "--head-dim") + 1] == "8");
+}
+
+TEST_CASE("sweep: sweep.json reads back, and sweep_difference names what changed") {
+  TempDir dir;
+  const SweepPlan plan = plan_sweep(spec_of({"heads=1,2", "gate=none,headwise"}, {1, 2}, {"--steps", "30"}), dir.path);
+  write_sweep_json(plan, "/opt/headlab");
+  const SweepPlan back = read_sweep_json(dir.path);
+  CHECK(sweep_difference(back.spec, plan.spec).empty());
+  REQUIRE(back.runs.size() == plan.runs.size());
+  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+    CHECK(back.runs[i].name == plan.runs[i].name);
+    CHECK(back.runs[i].values == plan.runs[i].values);
+    CHECK(back.runs[i].train_args == plan.runs[i].train_args);
+  }
+  CHECK(sweep_difference(plan.spec, spec_of({"heads=1,2,4", "gate=none,headwise"}, {1, 2}, {"--steps", "30"}))
+            .find("grid") != std::string::npos);
+  CHECK(sweep_difference(plan.spec, spec_of({"heads=1,2", "gate=none,headwise"}, {1}, {"--steps", "30"}))
+            .find("seeds") != std::string::npos);
+  CHECK(sweep_difference(plan.spec, spec_of({"heads=1,2", "gate=none,headwise"}, {1, 2}, {"--steps", "40"}))
+            .find("--steps 40") != std::string::npos);
+  write_file(dir.path / "sweep.json", "{\"version\": 1, \"grid\": 3}");
+  CHECK_THROWS_AS(read_sweep_json(dir.path), FormatError);
+  CHECK_THROWS_AS(read_sweep_json(dir.path / "nowhere"), IOError);
+}
+
+TEST_CASE("sweep: run states come from summary.json and checkpoint.safetensors") {
+  TempDir dir;
+  const fs::path run = dir.path / "run";
+  CHECK(run_state(run) == RunState::NotStarted);
+  fs::create_directories(run);
+  CHECK(run_state(run) == RunState::Started);
+  write_file(run / "checkpoint.safetensors", "x");
+  CHECK(run_state(run) == RunState::Resumable);
+  write_file(run / "summary.json", R"({"valid_loss": 1.5, "interrupted": true})");
+  CHECK(run_state(run) == RunState::Resumable);
+  write_file(run / "summary.json", R"({"valid_loss": 1.5, "interrupted": false})");
+  CHECK(run_state(run) == RunState::Finished);
+  write_file(run / "summary.json", R"({"valid_loss": 1.5})");  // no "interrupted": finished
+  CHECK(run_state(run) == RunState::Finished);
+  write_file(run / "summary.json", R"({"valid_loss": 1.)");  // cut short while written
+  CHECK(run_state(run) == RunState::Resumable);
+  CHECK(std::string(to_string(RunState::Finished)) == "finished");
+}
+
+// ---------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------
+
+TEST_CASE("sweep: mean_std is the mean and the sample standard deviation") {
+  const MetricStats s = mean_std({1, 2, 4});
+  const double mean = (1.0 + 2.0 + 4.0) / 3.0;
+  const double var = ((1 - mean) * (1 - mean) + (2 - mean) * (2 - mean) + (4 - mean) * (4 - mean)) / (3 - 1);
+  CHECK(s.n == 3);
+  CHECK(s.mean == doctest::Approx(mean).epsilon(1e-14));
+  CHECK(s.std == doctest::Approx(std::sqrt(var)).epsilon(1e-14));
+  CHECK(s.std == doctest::Approx(std::sqrt(7.0 / 3.0)).epsilon(1e-14));  // by hand: (16/9 + 1/9 + 25/9) / 2
+  const MetricStats one = mean_std({2.5});
+  CHECK(one.n == 1);
+  CHECK(one.mean == 2.5);
+  CHECK(std::isnan(one.std));
+  const MetricStats none = mean_std({});
+  CHECK(none.n == 0);
+  CHECK(std::isnan(none.mean));
+  const double v = 13358.222222222223;  // equal values: exactly that value, std exactly 0
+  const MetricStats same = mean_std({v, v, v});
+  CHECK(same.mean == v);
+  CHECK(same.std == 0);
+  CHECK(std::isnan(mean_std({1, std::nan(""), 3}).mean));  // a diverged run stays visible
+}
+
+namespace {
+// heads=1,2 x gate=none,headwise x seeds 1,2,3 in `dir`, with synthetic summaries:
+// valid_loss = heads + (gate == headwise) / 10 + seed / 100, parameters = 1000 heads,
+// except that heads=2,gate=headwise,seed=3 has no summary (and so is missing), and
+// heads=1,gate=none,seed=2 has an interrupted one.
+SweepPlan synthetic_sweep(const fs::path& dir) {
+  const SweepPlan plan = plan_sweep(spec_of({"heads=1,2", "gate=none,headwise"}, {1, 2, 3}), dir);
+  for (const SweepRun& run : plan.runs) {
+    if (run.name == "heads=2,gate=headwise,seed=3") continue;
+    const int heads = std::stoi(run.values[0]);
+    const double loss = heads + (run.values[1] == "headwise" ? 0.1 : 0.0) + double(run.seed) / 100;
+    const bool interrupted = run.name == "heads=1,gate=none,seed=2";
+    std::ostringstream json;
+    json.precision(17);
+    json << "{\"task\": \"copy\", \"valid_loss\": " << loss << ", \"parameters\": " << 1000 * heads
+         << ", \"interrupted\": " << (interrupted ? "true" : "false") << ", \"curve\": [1, 2]}";
+    write_file(plan.run_dir(run) / "summary.json", json.str());
+  }
+  return plan;
+}
+}  // namespace
+
+TEST_CASE("sweep: summarize_sweep groups finished runs by grid cell") {
+  TempDir dir;
+  const SweepPlan plan = synthetic_sweep(dir.path);
+  const SweepSummary summary = summarize_sweep(plan, {{"heads=2,gate=headwise,seed=3", "failed: exit 1"}});
+  CHECK(summary.total_runs == 12);
+  CHECK(summary.metrics == std::vector<std::string>{"valid_loss", "parameters"});  // numbers only, usual order
+  REQUIRE(summary.cells.size() == 4);
+  CHECK(summary.cells[1].values == std::vector<std::string>{"1", "headwise"});
+  CHECK(summary.cells[1].runs.size() == 3);
+
+  // heads=1, gate=headwise: all three seeds.
+  const MetricStats full = summary.cells[1].metrics.at("valid_loss");
+  const double a = 1.11, b = 1.12, c = 1.13, mean = (a + b + c) / 3;
+  CHECK(full.n == 3);
+  CHECK(full.mean == doctest::Approx(mean).epsilon(1e-12));
+  CHECK(full.std == doctest::Approx(std::sqrt(((a - mean) * (a - mean) + (b - mean) * (b - mean) +
+                                               (c - mean) * (c - mean)) / 2)).epsilon(1e-9));
+  CHECK(summary.cells[1].metrics.at("parameters").mean == 1000);
+  // heads=1, gate=none: seed 2 was interrupted, so n = 2 (seeds 1 and 3).
+  CHECK(summary.cells[0].finished == 2);
+  CHECK(summary.cells[0].metrics.at("valid_loss").n == 2);
+  CHECK(summary.cells[0].metrics.at("valid_loss").mean == doctest::Approx((1.01 + 1.03) / 2));
+  // heads=2, gate=headwise: seed 3 missing.
+  CHECK(summary.cells[3].metrics.at("valid_loss").n == 2);
+
+  REQUIRE(summary.unfinished.size() == 2);
+  CHECK(summary.unfinished[0].name == "heads=1,gate=none,seed=2");
+  CHECK(summary.unfinished[0].state == RunState::Started);
+  CHECK(summary.unfinished[1].name == "heads=2,gate=headwise,seed=3");
+  CHECK(summary.unfinished[1].state == RunState::NotStarted);
+  CHECK(summary.unfinished[1].note == "failed: exit 1");
+}
+
+TEST_CASE("sweep: summary.csv has the grid keys, n, and mean and std per metric") {
+  TempDir dir;
+  const SweepSummary summary = summarize_sweep(synthetic_sweep(dir.path));
+  const auto lines = split_lines(summary_csv(summary));
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == "heads,gate,n,valid_loss_mean,valid_loss_std,parameters_mean,parameters_std");
+  CHECK(lines[2].rfind("1,headwise,3,", 0) == 0);
+  // Every value reads back as the statistics computed above.
+  std::vector<std::string> fields;
+  std::istringstream row(lines[2]);
+  for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+  REQUIRE(fields.size() == 7);
+  const MetricStats s = summary.cells[1].metrics.at("valid_loss");
+  CHECK(std::stod(fields[3]) == s.mean);
+  CHECK(std::stod(fields[4]) == s.std);
+  CHECK(fields[5] == "1000");
+  CHECK(fields[6] == "0");
+
+  // A cell with one finished run: its std is undefined and left empty.
+  TempDir one;
+  const SweepPlan plan = plan_sweep(spec_of({"heads=1,2"}, {1, 2}), one.path);
+  write_file(plan.run_dir(plan.runs[0]) / "summary.json", R"({"valid_loss": 2.5})");
+  const auto single = split_lines(summary_csv(summarize_sweep(plan)));
+  REQUIRE(single.size() == 3);
+  CHECK(single[1] == "1,1,2.5,");
+  CHECK(single[2] == "2,0,,");
+}
+
+TEST_CASE("sweep: summary.md shows mean +- std (n) per metric and names the unfinished runs") {
+  TempDir dir;
+  const SweepSummary summary =
+      summarize_sweep(synthetic_sweep(dir.path), {{"heads=2,gate=headwise,seed=3", "failed: exit 1"}});
+  const std::string md = summary_markdown(summary);
+  CHECK(md.find("| heads | gate | runs | valid_loss | parameters |") != std::string::npos);
+  CHECK(md.find("| 1 | headwise | 3/3 | 1.12 ± 0.01 (3) | 1000 ± 0 (3) |") != std::string::npos);
+  CHECK(md.find("| 1 | none | 2/3 | 1.02 ± 0.014 (2) |") != std::string::npos);
+  CHECK(md.find("2 of 12 runs are not finished") != std::string::npos);
+  CHECK(md.find("`heads=1,gate=none,seed=2` (started)") != std::string::npos);
+  CHECK(md.find("`heads=2,gate=headwise,seed=3` (failed: exit 1)") != std::string::npos);
+}
+
+TEST_CASE("sweep: the chart has one polyline per combination of the other keys") {
+  TempDir dir;
+  const SweepSummary summary = summarize_sweep(synthetic_sweep(dir.path));
+  CHECK(default_x_key(summary.grid) == "heads");
+  const std::string svg = summary_chart(summary, "heads", "valid_loss");
+  CHECK(count(svg, "<polyline") == 2);  // gate=none and gate=headwise, two heads values each
+  CHECK(svg.find(">gate=none<") != std::string::npos);
+  CHECK(svg.find(">gate=headwise<") != std::string::npos);
+  CHECK(count(svg, "class=\"error-bars\"") == 2);
+  // x = gate, a key that is not numeric: the values' indices, named in the label.
+  const std::string by_gate = summary_chart(summary, "gate", "valid_loss");
+  CHECK(count(by_gate, "<polyline") == 2);  // heads=1 and heads=2
+  CHECK(by_gate.find("gate (0 = none, 1 = headwise)") != std::string::npos);
+  CHECK(value_error([&] { summary_chart(summary, "layers", "valid_loss"); }).find("--x layers") !=
+        std::string::npos);
+}
+
+TEST_CASE("sweep: default_x_key prefers heads, then the first numeric key") {
+  CHECK(default_x_key(spec_of({"gate=none,headwise", "heads=1,2"}).grid) == "heads");
+  CHECK(default_x_key(spec_of({"gate=none,headwise", "layers=1,2"}).grid) == "layers");
+  CHECK(default_x_key(spec_of({"gate=none,headwise", "head_dim=compute,8"}).grid) == "gate");
+}
+
+TEST_CASE("sweep: job commands quote their arguments for the shell") {
+  CHECK(shell_quote("--heads") == "--heads");
+  CHECK(shell_quote("/tmp/a,b=c") == "/tmp/a,b=c");
+  CHECK(shell_quote("") == "''");
+  CHECK(shell_quote("a b") == "'a b'");
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  TempDir dir;
+  const SweepPlan plan = plan_sweep(spec_of({"heads=1,2"}, {1}, {"--train", "my data.tsv"}), dir.path);
+  const std::string run_dir = plan.run_dir(plan.runs[0]).string();
+  const std::string line = job_command("/opt/headlab", plan, plan.runs[0], false);
+  CHECK(line == "mkdir -p " + run_dir + " && /opt/headlab train --train 'my data.tsv' --heads 1 --seed 1 --run-dir " +
+                    run_dir + " --progress none > " + run_dir + "/log.txt 2>&1");
+  const std::string resume = job_command("/opt/headlab", plan, plan.runs[0], true);
+  CHECK(resume.find(" --progress none --resume >> ") != std::string::npos);
+}

@@ -1,0 +1,133 @@
+// Anomaly detection (the first op that makes a NaN or an infinity) and stopping a
+// training run on request (what SIGINT/SIGTERM do in the CLI).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <sstream>
+
+#include "headlab/core/anomaly.hpp"
+#include "headlab/headlab.hpp"
+#include "headlab/train/trainer.hpp"
+
+using namespace headlab;
+namespace fs = std::filesystem;
+
+namespace {
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const NumericalError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("anomaly detection names the forward op that first makes a NaN, with its input shapes") {
+  const auto x = from_data<double>({-1.0, 4.0, 9.0}, {3}, true);
+  // Without detection sqrt(-1) is a silent NaN that spreads.
+  CHECK(std::isnan(sqrt(x).value()(0)));
+  AnomalyGuard on;
+  const std::string msg = message_of([&] { (void)sum(exp(sqrt(x))); });
+  CHECK(msg.find("forward of 'sqrt'") != std::string::npos);
+  CHECK(msg.find("NaN") != std::string::npos);
+  CHECK(msg.find("element 0") != std::string::npos);
+  CHECK(msg.find("[3]") != std::string::npos);
+  // log(0) makes -inf from finite inputs: caught too.
+  CHECK(message_of([&] { (void)log(from_data<double>({0.0, 1.0}, {2})); }).find("'log' produced -inf") !=
+        std::string::npos);
+}
+
+TEST_CASE("anomaly detection lets masks through: -inf placed by masked_fill and carried along is not an anomaly") {
+  AnomalyGuard on;
+  const auto scores = from_data<double>({1.0, 2.0, 3.0, 4.0}, {2, 2}, true);
+  MaskArray mask{{false, true}, {false, false}};
+  const auto masked = masked_fill(scores, mask, -std::numeric_limits<double>::infinity());
+  const auto weights = softmax(masked, -1);  // -inf in, finite out
+  CHECK_NOTHROW(sum(weights * weights).backward());
+  CHECK(std::isfinite(scores.grad()(0, 1)));
+}
+
+TEST_CASE("anomaly detection names the backward op whose gradient is not finite") {
+  // d sqrt(x)/dx = 1 / (2 sqrt(x)) is +inf at x = 0: the forward is finite, the backward is not.
+  const auto x = from_data<double>({0.0, 4.0}, {2}, true);
+  std::string msg;
+  {
+    AnomalyGuard on;
+    const auto y = sum(sqrt(x));
+    msg = message_of([&] { y.backward(); });
+  }
+  CHECK(msg.find("backward of 'sqrt'") != std::string::npos);
+  CHECK(msg.find("+inf") != std::string::npos);
+  CHECK(msg.find("[2]") != std::string::npos);
+  CHECK(!anomaly_detection_enabled());  // the guard restored the setting
+}
+
+namespace {
+TrainOptions tiny_copy_run(const fs::path& dir, std::size_t steps) {
+  TrainOptions o;
+  o.d_model = 16;
+  o.heads = 2;
+  o.ff_dim = 32;
+  o.layers = 1;
+  o.vocab = 7;
+  o.length = 5;
+  o.batch = 4;
+  o.dropout = 0.1;
+  o.steps = steps;
+  o.warmup = 4;
+  o.eval_every = 1000;
+  o.eval_sequences = 8;
+  o.stop_at_perfect = false;
+  o.progress = "none";
+  o.run_dir = dir.string();
+  return o;
+}
+}  // namespace
+
+TEST_CASE("a stop request ends training after the current step, saves the checkpoint, and resume is exact") {
+  const fs::path base = fs::temp_directory_path() / "headlab_test_interrupt";
+  fs::remove_all(base);
+  std::ostringstream log;
+  const TrainResult straight = train(tiny_copy_run(base / "straight", 6), log);
+
+  request_stop();  // as the SIGINT handler does; this run stops after its first step
+  const TrainResult stopped = train(tiny_copy_run(base / "stopped", 6), log);
+  CHECK(stopped.interrupted);
+  CHECK(stopped.steps_done == 1);
+  CHECK(!stop_requested());  // the request was consumed
+  CHECK(fs::exists(base / "stopped" / "checkpoint.safetensors"));
+
+  TrainOptions rest = tiny_copy_run(base / "stopped", 6);
+  rest.resume = true;
+  const TrainResult resumed = train(rest, log);
+  CHECK(!resumed.interrupted);
+  REQUIRE(resumed.losses.size() == straight.losses.size());
+  for (std::size_t i = 0; i < straight.losses.size(); ++i) CHECK(resumed.losses[i] == straight.losses[i]);
+  fs::remove_all(base);
+}
+
+TEST_CASE("a non-finite loss stops training with a NumericalError that names the step and keeps the checkpoint") {
+  const fs::path dir = fs::temp_directory_path() / "headlab_test_nan_loss";
+  fs::remove_all(dir);
+  std::ostringstream log;
+  TrainOptions o = tiny_copy_run(dir, 20);
+  o.lr_factor = 1e30;  // Adam's updates at this rate blow the weights up within a few steps
+  o.clip_norm = 0;
+  o.save_every = 1;    // a checkpoint after every good step
+  std::string msg;
+  try {
+    train(o, log);
+  } catch (const NumericalError& e) {
+    msg = e.what();
+  }
+  REQUIRE(msg.find("the loss became") != std::string::npos);
+  CHECK(msg.find("--detect-anomaly") != std::string::npos);
+  // The checkpoint on disk is the last good step's: the step that failed is the next one.
+  const LoadedModel last_good = load_trained_model((dir / "checkpoint.safetensors").string());
+  CHECK(last_good.step >= 1);
+  CHECK(msg.find("at step " + std::to_string(last_good.step + 1) + ";") != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,247 @@
+// The training stack: state dicts, decoding with caches, the trainer's
+// checkpoints and exact resume.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <xtensor/xview.hpp>
+
+#include "headlab/headlab.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/train/trainer.hpp"
+#include "test_support.hpp"
+
+using namespace headlab;
+namespace fs = std::filesystem;
+using headlab::testing::TempDir;
+
+namespace {
+
+TransformerConfig tiny_config() {
+  TransformerConfig c;
+  c.d_model = 16;
+  c.ff_dim = 32;
+  c.encoder_layers = c.decoder_layers = 1;
+  c.dropout = 0.0;
+  c.attention.num_heads = 2;
+  c.src_vocab = c.tgt_vocab = 7;
+  return c;
+}
+
+TrainOptions tiny_run(const fs::path& dir, std::size_t steps) {
+  TrainOptions o;
+  o.d_model = 16;
+  o.heads = 2;
+  o.ff_dim = 32;
+  o.layers = 1;
+  o.vocab = 7;
+  o.length = 5;
+  o.batch = 4;
+  o.dropout = 0.1;  // exercises the dropout generator across the resume
+  o.steps = steps;
+  o.warmup = 4;
+  o.eval_every = 1000;
+  o.eval_sequences = 8;
+  o.stop_at_perfect = false;
+  o.progress = "none";
+  o.run_dir = dir.string();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("state_dict: round trip, and strict loading lists missing, unexpected and mis-shaped entries") {
+  Generator gen(1);
+  Transformer<float> a(tiny_config(), gen), b(tiny_config(), gen);
+  b.load_state_dict(a.state_dict());
+  for (std::size_t i = 0; i < a.parameters().size(); ++i)
+    CHECK(a.parameters()[i].value() == b.parameters()[i].value());
+
+  auto state = a.state_dict();
+  const Array<float> before = b.parameters()[0].value();
+  state.pop_back();                                              // missing: generator.bias
+  state.emplace_back("decoder.extra", Array<float>({1.0f}));     // unexpected
+  state[0].second = xt::zeros<float>({3, 3});                    // wrong shape
+  std::string msg;
+  try {
+    b.load_state_dict(state);
+  } catch (const ValueError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("missing: generator.bias") != std::string::npos);
+  CHECK(msg.find("unexpected: decoder.extra") != std::string::npos);
+  CHECK(msg.find("wrong shape: " + state[0].first + " (expected") != std::string::npos);
+  CHECK(b.parameters()[0].value() == before);  // untouched
+}
+
+TEST_CASE("greedy decoding with a KV cache equals decoding by full recomputation") {
+  Generator gen(3);
+  Transformer<float> model(tiny_config(), gen);
+  model.eval();
+  Generator data(4);
+  const IndexArray src = copy_task_batch(data, 3, 6, 7);
+  const IndexArray cached = greedy_decode(model, src, 6, 1);
+  NoGradGuard ng;
+  IndexArray prefix = IndexArray::from_shape({3, 1});
+  prefix.fill(1);
+  const Tensor<float> memory = model.encode(src, Masks{}, nullptr);
+  for (std::size_t t = 1; t < 6; ++t) {
+    const Array<float> logits = model.project(model.decode(memory, prefix, Masks{}, nullptr)).value();
+    IndexArray next = IndexArray::from_shape({3, t + 1});
+    for (std::size_t b = 0; b < 3; ++b) {
+      for (std::size_t j = 0; j < t; ++j) next(b, j) = prefix(b, j);
+      std::size_t best = 0;
+      for (std::size_t v = 1; v < 7; ++v)
+        if (logits(b, t - 1, v) > logits(b, t - 1, best)) best = v;
+      next(b, t) = static_cast<std::int64_t>(best);
+    }
+    prefix = next;
+  }
+  CHECK(prefix == cached);
+}
+
+TEST_CASE("decoder-only LM: cached one-token steps equal the full causal forward") {
+  Generator gen(5);
+  TransformerConfig c = tiny_config();
+  c.decoder_layers = 2;
+  c.attention.num_kv_heads = 1;
+  c.attention.rope = true;
+  DecoderOnlyLM<float> lm(c, gen);
+  lm.eval();
+  CHECK(lm.named_parameters().front().first == "embed.weight");
+  Generator data(6);
+  const IndexArray ids = copy_task_batch(data, 2, 6, 7);
+  NoGradGuard ng;
+  const Array<float> full = lm.forward(ids, nullptr).value();
+  std::vector<KVCache<float>> caches(2);
+  for (std::size_t t = 0; t < 6; ++t) {
+    IndexArray one = xt::view(ids, xt::all(), xt::range(t, t + 1));
+    const Array<float> step = lm.forward(one, nullptr, &caches).value();
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t v = 0; v < 7; ++v) CHECK(step(b, 0, v) == doctest::Approx(full(b, t, v)).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("trainer: options survive to_text / from_text, and bad text names the line") {
+  TrainOptions o;
+  o.gate = "headwise";
+  o.lr_factor = 0.3;
+  o.norm_first = true;
+  o.tiled_attention = true;
+  CHECK(TrainOptions::from_text(o.to_text()).to_text() == o.to_text());
+  CHECK(TrainOptions::from_text(o.to_text()).model_config().attention.flash);
+  CHECK_FALSE(TrainOptions::from_text("vocab = 11\n").model_config().attention.flash);  // older files: off
+  CHECK_THROWS_WITH_AS(TrainOptions::from_text("vocab = 11\nheads = many\n"), doctest::Contains("line 2 (heads)"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(TrainOptions::from_text("colour = red\n"), doctest::Contains("unknown option 'colour'"),
+                       ValueError);
+}
+
+TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and N more (bit for bit)") {
+  TempDir a("straight"), b("resumed");
+  std::ostringstream log;
+  const TrainResult straight = train(tiny_run(a.path, 8), log);
+  REQUIRE(straight.losses.size() == 8);
+  const TrainResult first = train(tiny_run(b.path, 4), log);
+  CHECK(first.losses.size() == 4);
+  TrainOptions more = tiny_run(b.path, 8);
+  more.resume = true;
+  const TrainResult resumed = train(more, log);
+  REQUIRE(resumed.losses.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    CAPTURE(i);
+    CHECK(resumed.losses[i] == straight.losses[i]);  // exact equality, not approximate
+  }
+  CHECK(fs::exists(b.path / "config.txt"));
+  CHECK(fs::exists(b.path / "loss.svg"));
+  const auto rows = read_metrics(b.path / "metrics.jsonl");  // 4 lines from the first run, 4 appended on resume
+  REQUIRE(rows.size() == 8);
+  CHECK(rows[7].number("step") == 8);
+  CHECK(rows[7].number("loss") == resumed.losses[7]);
+}
+
+TEST_CASE("trainer: a corrupt or mismatched checkpoint is refused with a clear error") {
+  TempDir d("corrupt");
+  std::ostringstream log;
+  train(tiny_run(d.path, 2), log);
+  const fs::path ckpt = d.path / "checkpoint.safetensors";
+  REQUIRE(fs::exists(ckpt));
+
+  TrainOptions other = tiny_run(d.path, 4);
+  other.resume = true;
+  other.ff_dim = 48;  // a different model
+  CHECK_THROWS_WITH_AS(train(other, log), doctest::Contains("different options"), ValueError);
+
+  fs::resize_file(ckpt, fs::file_size(ckpt) / 2);  // truncated
+  TrainOptions again = tiny_run(d.path, 4);
+  again.resume = true;
+  bool threw = false;
+  try {
+    train(again, log);
+  } catch (const Error& e) {
+    threw = true;
+    CHECK(std::string(e.what()).find("checkpoint.safetensors") != std::string::npos);
+  }
+  CHECK(threw);
+}
+
+TEST_CASE("trainer: invalid options name the flag") {
+  TrainOptions o;
+  o.heads = 3;  // does not divide d_model 64
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("num_heads 3 does not divide d_model 64"), ValueError);
+  o = TrainOptions();
+  o.warmup = 0;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--warmup"), ValueError);
+  o = TrainOptions();
+  o.resume = true;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--resume needs --run-dir"), ValueError);
+}
+
+TEST_CASE("tied embeddings: one tensor under three names, counted once, trained as one") {
+  TransformerConfig c = tiny_config();
+  Generator g1(9), g2(9);
+  Transformer<float> untied(c, g1);
+  c.tie_embeddings = true;
+  Transformer<float> tied(c, g2);
+  const std::size_t V = 7, D = 16;
+  CHECK(tied.parameter_count() == untied.parameter_count() - 2 * V * D);
+  CHECK(tied.parameters().size() == untied.parameters().size() - 2);
+  CHECK(tied.named_parameters().size() == untied.named_parameters().size());  // every name still listed
+  const auto shared = tied.parameter("src_embed.weight").node();
+  CHECK(tied.parameter("tgt_embed.weight").node() == shared);
+  CHECK(tied.parameter("generator.weight").node() == shared);
+
+  // The gradient of the shared matrix sums its three uses: src lookup, tgt lookup, logits.
+  Generator data(2);
+  const IndexArray src = copy_task_batch(data, 2, 5, 7);
+  IndexArray flat = src;
+  flat.reshape({10});
+  const Tensor<float> loss = cross_entropy(reshape(tied.forward(src, src, Masks{}, nullptr), {-1, 7}), flat);
+  loss.backward();
+  REQUIRE(tied.parameter("generator.weight").has_grad());
+  CHECK(xt::amax(xt::abs(tied.parameter("src_embed.weight").grad()))() > 0.0f);
+
+  auto state = tied.state_dict();
+  for (auto& [name, value] : state)
+    if (name == "generator.weight") value(0, 0) += 1.0f;
+  CHECK_THROWS_WITH_AS(tied.load_state_dict(state), doctest::Contains("tied"), ValueError);
+  c.tgt_vocab = 9;
+  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("tie_embeddings needs one vocabulary"), ValueError);
+}
+
+TEST_CASE("trainer: --tiled-attention trains the same model to float rounding") {
+  TempDir a("composed"), b("tiled");
+  std::ostringstream log;
+  TrainOptions composed = tiny_run(a.path, 6);
+  composed.dropout = 0.0;  // attention dropout would send every module back to the composed path
+  TrainOptions tiled = composed;
+  tiled.run_dir = b.path.string();
+  tiled.tiled_attention = true;
+  const TrainResult x = train(composed, log), y = train(tiled, log);
+  REQUIRE(x.losses.size() == 6);
+  REQUIRE(y.losses.size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(y.losses[i] == doctest::Approx(x.losses[i]).epsilon(1e-4));
+  CHECK(y.losses.back() != x.losses.back());  // the kernels differ in rounding: the switch took effect
+}

@@ -1,0 +1,158 @@
+// The translation task: training on a TSV corpus, best checkpoint, exact resume,
+// translate_sentences, and bad corpora.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "headlab/data/bleu.hpp"
+#include "headlab/core/random.hpp"
+#include "headlab/train/trainer.hpp"
+#include "test_support.hpp"
+
+using namespace headlab;
+namespace fs = std::filesystem;
+using headlab::testing::TempDir;
+
+namespace {
+
+// A toy language pair: source word "wK" translates to target word "vK", word order kept,
+// then the target ends with "." -- learnable in a few hundred steps by a small model.
+std::string toy_sentence_pairs(std::uint64_t seed, std::size_t count) {
+  Generator gen(seed);
+  std::ostringstream out;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t words = 3 + gen.below(4);
+    std::string src, tgt;
+    for (std::size_t w = 0; w < words; ++w) {
+      const std::size_t k = gen.below(12);
+      src += (w ? " w" : "w") + std::to_string(k);
+      tgt += (w ? " v" : "v") + std::to_string(k);
+    }
+    out << src << "\t" << tgt << " .\n";
+  }
+  return out.str();
+}
+
+TrainOptions toy_options(const TempDir& dir, std::size_t steps) {
+  TrainOptions o = TrainOptions::defaults_for("translate");
+  std::ofstream(dir.path / "train.tsv") << toy_sentence_pairs(1, 600);
+  std::ofstream(dir.path / "valid.tsv") << toy_sentence_pairs(2, 40);
+  std::ofstream(dir.path / "test.tsv") << toy_sentence_pairs(3, 40);
+  o.train_file = (dir.path / "train.tsv").string();
+  o.valid_file = (dir.path / "valid.tsv").string();
+  o.test_file = (dir.path / "test.tsv").string();
+  o.d_model = 64;
+  o.heads = 4;
+  o.ff_dim = 128;
+  o.layers = 1;
+  o.max_tokens = 256;
+  o.warmup = 100;
+  o.lr_factor = 1.0;
+  o.label_smoothing = 0.0;
+  o.steps = steps;
+  o.eval_every = 100;
+  o.beam = 3;
+  o.progress = "none";
+  o.run_dir = (dir.path / "run").string();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("translate task: a small model learns a toy language pair, keeps its best weights, and translates") {
+  TempDir dir("learn");
+  TrainOptions o = toy_options(dir, 400);
+  std::ostringstream log;
+  const TrainResult r = train(o, log);
+  INFO(log.str());
+  CHECK(r.steps_done == 400);
+  CHECK(r.losses.back() < 0.5 * r.losses.front());
+  CHECK(r.valid_bleu > 50.0);          // x100; a word-for-word mapping is easy
+  CHECK(r.test_bleu_greedy > 50.0);
+  CHECK(r.test_bleu_beam > 50.0);
+  CHECK(fs::exists(fs::path(o.run_dir) / "best.safetensors"));
+  CHECK(fs::exists(fs::path(o.run_dir) / "summary.json"));
+
+  // The best checkpoint carries its vocabularies; translations come back in input order.
+  LoadedModel m = load_trained_model((fs::path(o.run_dir) / "best.safetensors").string());
+  CHECK(m.options.task == "translate");
+  CHECK(m.src_vocab.id("w3") != Vocabulary::unk);
+  CHECK(m.tgt_vocab.id("v3") != Vocabulary::unk);
+  DecodeOptions greedy;
+  greedy.beam = 1;
+  const std::vector<std::string> sentences = {"w1 w2 w3 w4 w5", "w7 w7 w0"};
+  const auto both = translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, sentences, greedy);
+  const auto second = translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, {sentences[1]}, greedy);
+  REQUIRE(both.size() == 2);
+  CHECK(both[1] == second[0]);
+  CHECK(corpus_bleu({{"v1", "v2", "v3", "v4", "v5", "."}, {"v7", "v7", "v0", "."}}, both).bleu > 0.5);
+  // Too long for the model's positions: a clear error naming the sentence.
+  std::string long_sentence;
+  for (int i = 0; i < 80; ++i) long_sentence += "w1 ";
+  CHECK_THROWS_WITH_AS(translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, {"w1", long_sentence}, greedy),
+                       doctest::Contains("sentence 2 has 81 ids"), ValueError);
+}
+
+TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") {
+  TempDir a("straight"), b("resumed");
+  TrainOptions straight = toy_options(a, 8);
+  straight.eval_every = 4;
+  straight.eval_sentences = 5;
+  straight.test_file.clear();
+  std::ostringstream log;
+  const TrainResult full = train(straight, log);
+
+  TrainOptions first = toy_options(b, 5);
+  first.eval_every = 4;
+  first.eval_sentences = 5;
+  first.test_file.clear();
+  train(first, log);
+  TrainOptions rest = first;
+  rest.steps = 8;
+  rest.resume = true;
+  const TrainResult resumed = train(rest, log);
+  REQUIRE(resumed.losses.size() == full.losses.size());
+  for (std::size_t i = 0; i < full.losses.size(); ++i) CHECK(resumed.losses[i] == full.losses[i]);
+}
+
+TEST_CASE("translate task: bad corpora and options are reported with the file, line and value") {
+  TempDir dir("bad");
+  TrainOptions o = toy_options(dir, 2);
+  std::ofstream(dir.path / "broken.tsv") << "w1 w2\tv1 v2\nw3 w4 without a tab\n";
+  o.train_file = (dir.path / "broken.tsv").string();
+  std::ostringstream log;
+  CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("broken.tsv:2"), FormatError);
+
+  o = toy_options(dir, 2);
+  o.valid_file.clear();
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--valid"), ValueError);
+
+  o = toy_options(dir, 2);
+  o.max_len = 4;  // the shortest training pair has 3 words: 4 source ids, 6 target ids
+  CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("no training pair"), ValueError);
+
+  o = toy_options(dir, 2);
+  std::ofstream(dir.path / "long_valid.tsv") << "w1 w2\tv1 v2 .\n" << std::string(60, 'w') << " w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1\tv1 .\n";
+  o.valid_file = (dir.path / "long_valid.tsv").string();
+  o.max_len = 12;
+  CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("long_valid.tsv:2: the pair is longer than --max-len 12"),
+                       ValueError);
+
+  o = toy_options(dir, 2);
+  o.max_tokens = 10;  // smaller than max_len
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--max-tokens 10"), ValueError);
+}
+
+TEST_CASE("translate task: options round-trip through text, and per-task defaults differ") {
+  const TrainOptions t = TrainOptions::defaults_for("translate");
+  CHECK(t.d_model == 128);
+  CHECK(t.label_smoothing == doctest::Approx(0.1));
+  CHECK(TrainOptions::defaults_for("copy").d_model == TrainOptions{}.d_model);
+  TrainOptions o = t;
+  o.train_file = "a.tsv";
+  o.time_budget = 12.5;
+  o.beam = 7;
+  CHECK(TrainOptions::from_text(o.to_text()).to_text() == o.to_text());
+}
