@@ -1,5 +1,5 @@
 // fuzz_train_options: the run-metadata text, "key = value" lines as TrainOptions::to_text writes
-// them into every checkpoint (metadata "options") and into RUN_DIR/config.txt.
+// them into every checkpoint (metadata "options").
 //
 // The input feeds TrainOptions::from_text, then validate(). Checked on the way:
 //   - what from_text accepted, to_text writes and from_text reads back to the same options

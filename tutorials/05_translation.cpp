@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   // `headlab train --task translate` runs the same function. The defaults: d_model 128,
   // 8 heads, ff 512, 2+2 post-LN layers, dropout 0.1, label smoothing 0.1, Adam (0.9, 0.98,
   // 1e-9) with Noam warm-up 400; validation loss and greedy BLEU every 250 steps.
-  TrainOptions o = TrainOptions::defaults_for("translate");
+  TrainOptions o = TrainOptions::defaults_for(Task::translate);
   o.train_file = data_dir + "/train.tsv";
   o.valid_file = data_dir + "/valid.tsv";
   o.test_file = data_dir + "/test.tsv";

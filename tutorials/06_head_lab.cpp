@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   const std::vector<std::uint64_t> seeds = quick ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3};
 
   // ---- 1. Train 2-layer and 1-layer attention-only models ------------------------------------
-  TrainOptions o = TrainOptions::defaults_for("induction");  // d 64, 4 heads, rope, pre-LN, vocab 64, T 16
+  TrainOptions o = TrainOptions::defaults_for(Task::induction);  // d 64, 4 heads, rope, pre-LN, vocab 64, T 16
   if (quick) o.steps = 20;
   std::cout << "1. The induction task: vocabulary " << o.vocab << " (62 random symbols), blocks of " << (o.length + 1) / 2
             << ".." << o.length << " tokens repeated once, sequences of " << 2 * o.length + 1 << "; d_model " << o.d_model

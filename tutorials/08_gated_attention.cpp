@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> table;
   for (const std::string gate : {"none", "headwise", "elementwise"}) {
     TrainOptions m = o;
-    m.gate = gate;
+    m.gate = parse_gate(gate);
     const study::SeedRuns runs = study::train_seeds("gate-" + gate, m, seeds, out);
     std::vector<double> loss, bleu, dec_sink, enc_sink, largest, gate_mean;
     for (std::size_t s = 0; s < runs.results.size(); ++s) {

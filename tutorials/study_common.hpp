@@ -41,7 +41,7 @@ inline StudyArgs study_args(int argc, char** argv, const std::string& default_ou
 // end; quick (the test suite's form, also run under the sanitizers) uses batches of at most 256
 // tokens and decodes only 16 validation sentences for BLEU.
 inline TrainOptions translation_options(const std::string& datasets_dir, std::size_t steps, bool quick) {
-  TrainOptions o = TrainOptions::defaults_for("translate");
+  TrainOptions o = TrainOptions::defaults_for(Task::translate);
   o.train_file = datasets_dir + "/de-en/small/train.tsv";
   o.valid_file = datasets_dir + "/de-en/small/valid.tsv";
   o.steps = steps;
@@ -85,8 +85,8 @@ inline SeedRuns train_seeds(const std::string& name, TrainOptions o, const std::
     const TrainResult& r = runs.results.back();
     std::cout << "    " << name << " seed " << seed << ": " << r.steps_done << " steps in " << std::fixed
               << std::setprecision(1) << r.seconds << " s, validation loss " << std::setprecision(3) << r.valid_loss;
-    if (o.task == "translate") std::cout << ", BLEU " << std::setprecision(2) << r.valid_bleu;
-    if (o.task == "induction") std::cout << ", repeated-half accuracy " << r.repeated_accuracy;
+    if (o.task == Task::translate) std::cout << ", BLEU " << std::setprecision(2) << r.valid_bleu;
+    if (o.task == Task::induction) std::cout << ", repeated-half accuracy " << r.repeated_accuracy;
     std::cout << std::defaultfloat << "\n";
   }
   return runs;

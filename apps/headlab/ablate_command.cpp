@@ -65,19 +65,12 @@ namespace {
 // ---------------------------------------------------------------------------
 
 // The flags of `headlab train` that take no value (--pre-ln, ...), for the grid keys; a key
-// that is no train flag is a usage error.
+// that is no train option is a usage error (train_flag_for throws).
 std::set<std::string> boolean_grid_flags(const std::vector<GridAxis>& grid) {
-  CLI::App probe;
-  TrainOptions unused;
-  CLI::App* train = add_train_command(probe, unused).app;
   std::set<std::string> booleans;
   for (const GridAxis& axis : grid) {
     const std::string flag = train_flag_for(axis.key);
-    const CLI::Option* opt = train->get_option_no_throw(flag);
-    if (opt == nullptr || opt == train->get_help_ptr())
-      throw ValueError("--grid " + axis.key + ": `headlab train` has no flag " + flag +
-                       " (see headlab train --help)");
-    if (opt->get_expected_min() == 0) booleans.insert(flag);
+    if (is_boolean_train_flag(flag)) booleans.insert(flag);
   }
   return booleans;
 }
@@ -93,7 +86,7 @@ void check_train_arguments(const SweepRun& run) {
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
     probe.parse(args);
-    command.apply_task_defaults();
+    command.resolve();
     options.validate();
   } catch (const CLI::Error& e) {
     throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + e.what());

@@ -105,7 +105,7 @@ void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& pr
   const TrainOptions& opt = m.options;
   if (o.input.empty()) {
     source = target = xt::view(probe.sequences, xt::range(0, 1), xt::all());
-  } else if (opt.task == "translate") {
+  } else if (opt.task == Task::translate) {
     const std::vector<std::int64_t> src = [&] {
       std::vector<std::int64_t> ids = m.src_vocab.encode(tokenize(o.input));
       ids.push_back(Vocabulary::eos);
@@ -123,13 +123,13 @@ void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& pr
     if (tgt.size() > opt.max_len) tgt.resize(opt.max_len);
     target = row_of(tgt);
   } else {
-    const std::size_t max_len = opt.task == "induction" ? 2 * opt.length + 1 : opt.length;
+    const std::size_t max_len = opt.task == Task::induction ? 2 * opt.length + 1 : opt.length;
     const std::vector<std::int64_t> ids = parse_ids(o.input, opt.vocab);
     if (ids.empty() || ids.size() > max_len)
       throw ValueError("--input: give 1 to " + std::to_string(max_len) + " token ids (the model's length)");
     source = target = row_of(ids);
   }
-  const bool words = opt.task == "translate";
+  const bool words = opt.task == Task::translate;
   const std::vector<std::string> src_labels = labels_of(source, words && !o.input.empty() ? &m.src_vocab : nullptr);
   const std::vector<std::string> tgt_labels = labels_of(target, words ? &m.tgt_vocab : nullptr);
   std::vector<AttentionSite> sites = attention_sites(m);
@@ -166,9 +166,9 @@ int run_heads(const HeadsOptions& o) {
   const std::vector<HeadRoles> rows = head_roles(m, probe);
   const fs::path dir = output_dir(o.out, o.checkpoint, "heads");
   std::vector<AttentionSite> sites = attention_sites(m);
-  const bool gated = m.options.gate != "none";
+  const bool gated = m.options.gate != GateKind::none;
 
-  std::cout << "head roles of " << o.checkpoint << " (" << m.options.task << " task, step " << m.step << ") on "
+  std::cout << "head roles of " << o.checkpoint << " (" << task_name(m.options.task) << " task, step " << m.step << ") on "
             << o.probe_sequences << " repeated random blocks of " << probe.block << " tokens\n";
   std::ofstream csv(dir / "heads.csv");
   csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output\n";
@@ -216,13 +216,13 @@ int run_heads(const HeadsOptions& o) {
 
 int run_prune(const PruneOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
-  const std::size_t sequences = o.sequences ? o.sequences : (m.options.task == "translate" ? 0 : 512);
+  const std::size_t sequences = o.sequences ? o.sequences : (m.options.task == Task::translate ? 0 : 512);
   HeadLabTask task(m, sequences, o.data);
   const fs::path dir = output_dir(o.out, o.checkpoint, "prune");
   std::vector<AttentionSite>& sites = task.sites();
   std::size_t total = 0;
   for (const auto& s : sites) total += s.heads();
-  std::cout << "pruning " << total << " heads of " << o.checkpoint << " (" << m.options.task << " task); metric: "
+  std::cout << "pruning " << total << " heads of " << o.checkpoint << " (" << task_name(m.options.task) << " task); metric: "
             << task.metric_name() << ", " << task.batches() << " evaluation batches\n";
 
   // Importance of every head at the full model, normalised per module (Michel et al. 2019).
@@ -246,7 +246,7 @@ int run_prune(const PruneOptions& o) {
      << task.metric_name() << " (random) |\n|---|---|---|---|---|---|\n";
   std::cout << std::setw(7) << "pruned" << std::setw(10) << "fraction" << std::setw(12) << "loss" << std::setw(12)
             << task.metric_name().substr(0, 10) << std::setw(14) << "random loss" << std::setw(14) << "random metric\n";
-  const double tolerance = m.options.task == "translate" ? 1.0 : 0.01;  // 1 BLEU point, or 1% accuracy
+  const double tolerance = m.options.task == Task::translate ? 1.0 : 0.01;  // 1 BLEU point, or 1% accuracy
   std::size_t last_within = 0;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PruneStep &a = ranked[i], &b = random[i];

@@ -6,8 +6,6 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
-#include <fstream>
 
 #include "ablate_command.hpp"
 #include "head_lab_commands.hpp"
@@ -155,19 +153,22 @@ int main(int argc, char** argv) {
       }
     }
     if (*train) {
-      train_command.apply_task_defaults();
       try {
+        train_command.resolve();
         tr.validate();
+      } catch (const headlab::OptionError& e) {
+        const headlab::OptionInfo* info = headlab::find_option_by_field(e.field());
+        std::cerr << "headlab train: --" << (info ? info->flag : e.field().c_str()) << ": " << e.why() << "\n";
+        return 2;  // a usage error, like a bad flag
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab train: " << e.what() << "\n";
-        return 2;  // a usage error, like a bad flag
+        return 2;
       }
-      if (!tr.run_dir.empty()) {
-        // The full resolved configuration, in the --config format, next to the outputs.
-        std::filesystem::create_directories(tr.run_dir);
-        std::ofstream(std::filesystem::path(tr.run_dir) / "config.ini") << "[train]\n" << train->config_to_str(true, true);
+      if (*train_command.print_config) {
+        std::cout << tr.to_config_ini();
+        return 0;
       }
-      return headlab::cli::run_train(tr);
+      return headlab::cli::run_train(tr);  // writes RUN_DIR/config.ini once the run may start there
     }
     if (*stats) {
       try {

@@ -29,7 +29,7 @@ int run_train(const TrainOptions& options) {
     std::cout << "\n";
     return 130;  // the shell's convention for "ended by SIGINT"
   }
-  if (options.task == "translate") {
+  if (options.task == Task::translate) {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
               << " s (" << r.seconds << " s with evaluation); best validation BLEU " << std::setprecision(2)
               << r.valid_bleu << " (loss " << std::setprecision(4) << r.valid_loss << ")";
@@ -40,7 +40,7 @@ int run_train(const TrainOptions& options) {
     if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
     return 0;
   }
-  if (options.task == "induction") {
+  if (options.task == Task::induction) {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
               << " s; held-out loss " << std::setprecision(3) << r.valid_loss << ": first half " << r.first_half_loss
               << ", repeated half " << r.repeated_loss << " (accuracy " << r.repeated_accuracy << ")\n";
@@ -61,8 +61,8 @@ std::string checkpoint_in(const std::string& run_dir) {
 }
 // eval and decode work on copy-task models; anything else is a usage error (exit 2).
 bool is_copy_model(const LoadedModel& m, const std::string& command, const std::string& run_dir) {
-  if (m.options.task == "copy") return true;
-  std::cerr << "headlab " << command << ": " << checkpoint_in(run_dir) << " is a '" << m.options.task
+  if (m.options.task == Task::copy) return true;
+  std::cerr << "headlab " << command << ": " << checkpoint_in(run_dir) << " is a '" << task_name(m.options.task)
             << "' checkpoint; " << command << " is for the copy task (see headlab heads, prune, translate)\n";
   return false;
 }
@@ -123,8 +123,8 @@ int run_decode(const std::string& run_dir, const std::string& input) {
 
 int run_translate(const TranslateOptions& options) {
   const LoadedModel m = load_trained_model(options.checkpoint);
-  if (m.options.task != "translate") {
-    std::cerr << "headlab translate: " << options.checkpoint << " is a '" << m.options.task
+  if (m.options.task != Task::translate) {
+    std::cerr << "headlab translate: " << options.checkpoint << " is a '" << task_name(m.options.task)
               << "' model, not a translation model\n";
     return 2;
   }

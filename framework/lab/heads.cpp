@@ -141,14 +141,14 @@ std::vector<AttentionSite> attention_sites(LoadedModel& m) {
 // ---- Probe and roles --------------------------------------------------------------------
 Probe repeated_tokens_probe(const LoadedModel& m, std::size_t count, std::size_t block, std::uint64_t seed) {
   std::size_t first = 2, end = m.options.vocab;  // symbols [first, end)
-  std::size_t max_len = m.options.task == "induction" ? 2 * m.options.length + 1
-                        : m.options.task == "copy"    ? m.options.length
+  std::size_t max_len = m.options.task == Task::induction ? 2 * m.options.length + 1
+                        : m.options.task == Task::copy    ? m.options.length
                                                       : m.options.max_len;
-  if (m.options.task == "translate") {
+  if (m.options.task == Task::translate) {
     first = 4;
     end = std::min(m.src_vocab.size(), m.tgt_vocab.size());
   }
-  if (block == 0) block = m.options.task == "induction" ? m.options.length : std::min<std::size_t>(16, (max_len - 1) / 2);
+  if (block == 0) block = m.options.task == Task::induction ? m.options.length : std::min<std::size_t>(16, (max_len - 1) / 2);
   if (block < 2 || 2 * block + 1 > max_len) {
     throw ValueError("repeated_tokens_probe: block " + std::to_string(block) + " gives sequences of " +
                      std::to_string(2 * block + 1) + " ids; the model takes at most " + std::to_string(max_len) +
@@ -282,11 +282,11 @@ HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::s
     : model_(model), sites_(attention_sites(model)) {
   const TrainOptions& o = model.options;
   const std::size_t batch = 64;
-  if (o.task == "copy" || o.task == "induction") {
+  if (o.task == Task::copy || o.task == Task::induction) {
     if (sequences == 0) throw ValueError("HeadLabTask: sequences must be > 0");
-    metric_name_ = o.task == "copy" ? "exact match" : "repeated-half accuracy";
+    metric_name_ = o.task == Task::copy ? "exact match" : "repeated-half accuracy";
     InductionBatch all;
-    if (o.task == "copy") all.sequences = held_out_sequences(o, sequences);
+    if (o.task == Task::copy) all.sequences = held_out_sequences(o, sequences);
     else all = held_out_induction_sequences(o, sequences);
     for (std::size_t start = 0; start < sequences; start += batch) {
       const std::size_t stop = std::min(sequences, start + batch);
@@ -314,7 +314,7 @@ HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::s
 
 Tensor<float> HeadLabTask::batch_loss(std::size_t i) {
   const TrainOptions& o = model_.options;
-  if (o.task == "translate") {
+  if (o.task == Task::translate) {
     const Batch b = make_batch(pairs_, pair_batches_.at(i));
     model_.model->eval();
     const Tensor<float> logits =
@@ -342,7 +342,7 @@ Tensor<float> HeadLabTask::batch_loss(std::size_t i) {
 HeadLabTask::Score HeadLabTask::evaluate() {
   const TrainOptions& o = model_.options;
   Score score;
-  if (o.task == "translate") {
+  if (o.task == Task::translate) {
     score.loss = translation_loss(*model_.model, pairs_, o.max_tokens);
     DecodeOptions d;
     d.beam = 1;
@@ -353,7 +353,7 @@ HeadLabTask::Score HeadLabTask::evaluate() {
   double loss_sum = 0, rows = 0, metric_sum = 0;
   for (std::size_t i = 0; i < batches_.size(); ++i) {
     const double n = double(batches_[i].shape()[0]);
-    if (o.task == "induction") {
+    if (o.task == Task::induction) {
       const InductionScore s = induction_eval(*model_.lm, InductionBatch{batches_[i], blocks_[i]});
       loss_sum += s.loss * n;
       metric_sum += s.repeated_accuracy * n;

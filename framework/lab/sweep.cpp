@@ -1,6 +1,7 @@
 // sweep.cpp: grids, plans, run states and the statistics of an ablation sweep
 // (see headlab/lab/sweep.hpp). Starting the runs is in apps/headlab/ablate_command.cpp.
 #include "headlab/lab/sweep.hpp"
+#include "headlab/train/options.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -204,11 +205,26 @@ std::vector<std::uint64_t> parse_seeds(const std::string& text) {
 }
 
 std::string train_flag_for(const std::string& key) {
-  if (key == "ff_dim") return "--ff";
-  if (key == "norm_first") return "--pre-ln";
-  std::string flag = key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return "--" + flag;
+  // A grid key is a TrainOptions field (ff_dim) or a flag name (ff, kv-heads or kv_heads): the
+  // options table (headlab/train/options.hpp) knows both.
+  const OptionInfo* info = find_option_by_field(key);
+  if (!info) info = find_option_by_flag(key);
+  if (!info) {
+    std::string dashed = key;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    info = find_option_by_flag(dashed);
+  }
+  if (!info) {
+    std::string dashed = key;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    throw ValueError("--grid " + key + ": `headlab train` has no flag --" + dashed + " (see headlab train --help)");
+  }
+  return std::string("--") + info->flag;
+}
+
+bool is_boolean_train_flag(const std::string& flag) {
+  const OptionInfo* info = find_option_by_flag(flag);
+  return info != nullptr && info->kind == OptionKind::flag;
 }
 
 std::vector<std::string> grid_value_arguments(const std::string& key, const std::string& value, bool boolean_flag) {

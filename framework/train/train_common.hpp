@@ -41,7 +41,7 @@ const std::string& checkpoint_meta(const TensorFile& file, const std::string& ke
 TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model,
                            Adam<float>& adam, Generator& data_rng, Generator& dropout_rng);
 // The start of a run: creates the run directory, restores the checkpoint when
-// o.resume (logging it), writes config.txt. Returns the restored state (or a fresh one).
+// o.resume (logging it), writes config.ini (TrainOptions::to_config_ini). Returns the restored state (or a fresh one).
 TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, Module<float>& model,
                      Adam<float>& adam, Generator& data_rng, Generator& dropout_rng, std::ostream& log);
 // Anomaly detection on for the run when o.detect_anomaly, restored afterwards.

@@ -63,139 +63,7 @@ double copy_exact_match(Transformer<float>& model, const IndexArray& data) {
   return B ? static_cast<double>(exact) / static_cast<double>(B) : 0.0;
 }
 
-TrainOptions TrainOptions::defaults_for(const std::string& task) {
-  TrainOptions o;
-  o.task = task;
-  if (task == "translate") {
-    // Vaswani et al. at toy size: d 128, 8 heads, ff 512, 2+2 post-LN layers,
-    // dropout 0.1, label smoothing 0.1, Adam (0.9, 0.98, 1e-9), Noam warm-up.
-    o.d_model = 128;
-    o.heads = 8;
-    o.ff_dim = 512;
-    o.layers = 2;
-    o.dropout = 0.1;
-    o.label_smoothing = 0.1;
-    o.lr_factor = 1.0;
-    o.warmup = 400;
-    o.steps = 3000;
-    o.eval_every = 250;
-    o.stop_at_perfect = false;
-  } else if (task == "induction") {
-    // A 2-layer attention-only pre-LN decoder (Elhage et al. 2021 at toy size) on blocks of 16
-    // tokens over 62 symbols: about 1500 steps form a previous-token head and an induction head.
-    o.vocab = 64;
-    o.length = 16;
-    o.d_model = 64;
-    o.heads = 4;
-    o.layers = 2;
-    o.attention_only = true;
-    o.norm_first = true;
-    o.rope = true;  // relative positions only: no absolute-position shortcut to the answer
-    o.lr_factor = 1.0;
-    o.warmup = 200;
-    o.steps = 1500;
-    o.batch = 32;
-    o.eval_every = 250;
-    o.eval_sequences = 256;
-    o.stop_at_perfect = false;
-  }
-  return o;
-}
-
-TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t tgt_vocab) const {
-  TransformerConfig c;
-  c.d_model = d_model;
-  c.ff_dim = ff_dim;
-  c.encoder_layers = c.decoder_layers = layers;
-  c.dropout = dropout;
-  c.norm_first = norm_first;
-  c.tie_embeddings = tie_embeddings;
-  c.attention.num_heads = heads;
-  c.attention.num_kv_heads = kv_heads;
-  c.attention.head_dim = head_dim;
-  c.attention.gate = parse_gate(gate);
-  c.attention.rope = rope;
-  c.attention.flash = tiled_attention;
-  c.src_vocab = src_vocab;
-  c.tgt_vocab = tgt_vocab;
-  c.max_len = task == "translate" ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
-  if (task == "induction") {  // a decoder-only model: `layers` causal layers over 2 T + 1 positions
-    c.encoder_layers = 0;
-    c.attention_only = attention_only;
-    c.max_len = 2 * length + 1;
-  }
-  return c;
-}
-
-TransformerConfig TrainOptions::model_config() const { return model_config(vocab, vocab); }
-
-void TrainOptions::validate() const {
-  auto bad = [](const std::string& why) { throw ValueError(why); };
-  if (task != "copy" && task != "translate" && task != "induction")
-    bad("--task: '" + task + "' is not a known task (copy, translate, induction)");
-  if (attention_only && task != "induction") bad("--attention-only is for --task induction (a decoder-only model)");
-  if (task == "copy") {
-    if (vocab < 3) bad("--vocab " + std::to_string(vocab) + ": needs at least 3 ids (<pad>, <s>, one symbol)");
-    if (length < 2) bad("--length " + std::to_string(length) + ": needs at least 2 tokens");
-  } else if (task == "induction") {
-    if (vocab < 4) bad("--vocab " + std::to_string(vocab) + ": needs at least 4 ids (<pad>, <s>, two symbols)");
-    if (length < 2) bad("--length " + std::to_string(length) + ": the repeated block needs at least 2 tokens");
-    if (length > 100000) bad("--length " + std::to_string(length) + ": at most 100000");
-    if (layers == 0) bad("--layers must be >= 1");
-  } else {
-    if (train_file.empty()) bad("--task translate needs --train FILE.tsv (source<TAB>target per line)");
-    if (valid_file.empty()) bad("--task translate needs --valid FILE.tsv (source<TAB>target per line)");
-    if (min_freq == 0) bad("--min-freq must be >= 1");
-    if (max_len < 3) bad("--max-len " + std::to_string(max_len) + ": needs at least 3 (<s>, a token, </s>)");
-    if (max_tokens < max_len)
-      bad("--max-tokens " + std::to_string(max_tokens) + " must be >= --max-len " + std::to_string(max_len) +
-          " (a batch must hold the longest pair)");
-    if (beam == 0) bad("--beam must be >= 1");
-    if (!(length_penalty >= 0)) bad("--length-penalty must be >= 0");
-  }
-  if (!(time_budget >= 0)) bad("--time-budget must be >= 0 seconds");
-  if (steps == 0) bad("--steps must be > 0");
-  if (batch == 0) bad("--batch must be > 0");
-  if (warmup == 0) bad("--warmup must be > 0 (the Noam schedule divides by it)");
-  if (!(lr_factor > 0)) bad("--lr-factor must be > 0");
-  if (!(label_smoothing >= 0 && label_smoothing < 1)) bad("--label-smoothing must be in [0, 1)");
-  if (!(clip_norm >= 0)) bad("--clip-norm must be >= 0");
-  if (eval_every == 0) bad("--eval-every must be > 0");
-  if (eval_sequences == 0) bad("--eval-sequences must be > 0");
-  if (resume && run_dir.empty()) bad("--resume needs --run-dir (where the checkpoint is)");
-  if (progress != "auto" && progress != "bar" && progress != "lines" && progress != "none")
-    bad("--progress: '" + progress + "' is not auto, bar, lines or none");
-  TransformerConfig c = task == "translate" ? model_config(5, 5) : model_config();
-  if (task == "induction") c.src_vocab = 1;  // no encoder
-  c.validate();
-}
-
-// ---- Options as text (stored in checkpoints and run directories) --------------
 namespace {
-
-#define HEADLAB_TRAIN_FIELDS(X)                                                                            \
-  X(task) X(vocab) X(length) X(d_model) X(heads) X(kv_heads) X(head_dim) X(gate) X(ff_dim) X(layers)      \
-  X(dropout) X(norm_first) X(tie_embeddings) X(attention_only) X(rope) X(tiled_attention) X(steps) X(batch) X(lr_factor) X(warmup) X(label_smoothing) X(clip_norm) X(seed) \
-  X(eval_every) X(eval_sequences) X(stop_at_perfect) X(save_every) X(train_file) X(valid_file) X(test_file)     \
-  X(min_freq) X(max_tokens) X(max_len) X(time_budget) X(beam) X(length_penalty) X(eval_sentences)
-
-std::string to_str(const std::string& v) { return v; }
-std::string to_str(bool v) { return v ? "true" : "false"; }
-std::string to_str(double v) {
-  std::ostringstream os;
-  os << std::setprecision(17) << v;
-  return os.str();
-}
-template <typename U>
-std::string to_str(U v) {
-  return std::to_string(v);
-}
-
-void parse_into(std::string& out, const std::string& s) { out = s; }
-void parse_into(bool& out, const std::string& s) {
-  if (s != "true" && s != "false") throw ValueError("expected true or false, got '" + s + "'");
-  out = s == "true";
-}
 void parse_into(double& out, const std::string& s) {
   std::size_t used = 0;
   out = std::stod(s, &used);
@@ -210,42 +78,6 @@ void parse_into(U& out, const std::string& s) {
 }
 
 }  // namespace
-
-std::string TrainOptions::to_text() const {
-  std::ostringstream os;
-#define WRITE(field) os << #field << " = " << to_str(field) << "\n";
-  HEADLAB_TRAIN_FIELDS(WRITE)
-#undef WRITE
-  return os.str();
-}
-
-TrainOptions TrainOptions::from_text(const std::string& text) {
-  TrainOptions o;
-  std::istringstream in(text);
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    const auto eq = line.find(" = ");
-    if (eq == std::string::npos) throw ValueError("options line " + std::to_string(number) + ": no ' = ' in '" + line + "'");
-    const std::string key = line.substr(0, eq), value = line.substr(eq + 3);
-    bool known = false;
-    try {
-#define READ(field)                 \
-  if (key == #field) {              \
-    parse_into(o.field, value);     \
-    known = true;                   \
-  }
-      HEADLAB_TRAIN_FIELDS(READ)
-#undef READ
-    } catch (const std::exception& e) {
-      throw ValueError("options line " + std::to_string(number) + " (" + key + "): " + e.what());
-    }
-    if (!known) throw ValueError("options line " + std::to_string(number) + ": unknown option '" + key + "'");
-  }
-  return o;
-}
 
 // ---- Checkpoints (declared in train_common.hpp) -------------------------------
 namespace detail {
@@ -345,9 +177,14 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
   a.steps = b.steps = 0;
   a.time_budget = b.time_budget = 0;
   a.stop_at_perfect = b.stop_at_perfect = false;
-  if (a.to_text() != b.to_text()) {
-    throw ValueError("checkpoint " + path + ": it was trained with different options; saved:\n" + saved.to_text());
+  std::string differences;
+  for (const OptionInfo& info : train_option_table()) {
+    if (!info.stored || info.get(a) == info.get(b)) continue;
+    differences += std::string(differences.empty() ? "" : ", ") + info.field + " " + info.get(a) + " there, " +
+                   info.get(b) + " here";
   }
+  if (!differences.empty())
+    throw ValueError("checkpoint " + path + ": it was trained with different options (" + differences + ")");
   Module<float>::StateDict model_state;
   OptimizerState<float> optim_state;
   for (const auto& e : file.entries()) {
@@ -421,12 +258,12 @@ LoadedModel load_trained_model(const TensorFile& file) {
   out.step = step_from_text(meta("step"));
   Generator gen(0);
   TransformerConfig config = out.options.model_config();
-  if (out.options.task == "translate") {
+  if (out.options.task == Task::translate) {
     out.src_vocab = Vocabulary::from_text(meta("src_vocab"));
     out.tgt_vocab = Vocabulary::from_text(meta("tgt_vocab"));
     config = out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size());
   }
-  const bool decoder_only = out.options.task == "induction";
+  const bool decoder_only = out.options.task == Task::induction;
   if (decoder_only) config.src_vocab = 1;  // no encoder
   config.validate();
   check_model_fits_checkpoint(config, file, decoder_only);
@@ -501,13 +338,14 @@ TrainState start_run(const TrainOptions& o, const std::string& checkpoint_path, 
     st = load_checkpoint(checkpoint_path, o, model, adam, data_rng, dropout_rng);
     log << "resumed from " << checkpoint_path << " at step " << st.step << "\n";
   }
-  if (!o.run_dir.empty()) std::ofstream(fs::path(o.run_dir) / "config.txt") << o.to_text();
+  // The run's one config file, written once the options are known to fit the checkpoint.
+  if (!o.run_dir.empty()) std::ofstream(fs::path(o.run_dir) / "config.ini") << o.to_config_ini();
   return st;
 }
 
 void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
                    const std::map<std::string, double>& extra) {
-  nlohmann::json summary = {{"task", o.task},
+  nlohmann::json summary = {{"task", task_name(o.task)},
                             {"steps", r.steps_done},
                             {"train_seconds", r.train_seconds},
                             {"seconds", r.seconds},
@@ -515,8 +353,8 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                             {"parameters", parameters},
                             {"flops_per_token", flops_per_token},
                             {"interrupted", r.interrupted}};
-  if (o.task == "copy") summary["valid_accuracy"] = r.exact_match;
-  if (o.task == "induction") summary["valid_accuracy"] = r.repeated_accuracy;
+  if (o.task == Task::copy) summary["valid_accuracy"] = r.exact_match;
+  if (o.task == Task::induction) summary["valid_accuracy"] = r.repeated_accuracy;
   for (const auto& [key, value] : extra) summary[key] = value;
   std::ofstream(std::filesystem::path(o.run_dir) / "summary.json") << summary.dump(2) << "\n";
 }
@@ -529,8 +367,8 @@ AnomalyScope::~AnomalyScope() { set_anomaly_detection(previous_); }
 
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
-  if (o.task == "translate") return train_translation(o, log);
-  if (o.task == "induction") return train_induction(o, log);
+  if (o.task == Task::translate) return train_translation(o, log);
+  if (o.task == Task::induction) return train_induction(o, log);
   const AnomalyScope anomaly(o.detect_anomaly);
   const auto t0 = std::chrono::steady_clock::now();
   Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);

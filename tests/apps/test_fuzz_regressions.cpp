@@ -71,8 +71,8 @@ bool parse_train_config(const std::string& path, TrainOptions& options, std::str
   } catch (const CLI::ParseError&) {
     return false;
   }
-  train.apply_task_defaults();
-  config_ini = "[train]\n" + train.app->config_to_str(true, true);
+  train.resolve();
+  config_ini = options.to_config_ini();
   return true;
 }
 

@@ -45,7 +45,7 @@ LoadedModel fresh_model(const TrainOptions& o, std::uint64_t seed) {
   LoadedModel m;
   m.options = o;
   Generator gen(seed);
-  if (o.task == "induction") {
+  if (o.task == Task::induction) {
     TransformerConfig c = o.model_config();
     c.src_vocab = 1;
     m.lm = std::make_unique<DecoderOnlyLM<float>>(c, gen);
@@ -58,7 +58,7 @@ LoadedModel fresh_model(const TrainOptions& o, std::uint64_t seed) {
 }
 
 TrainOptions tiny_induction_options() {
-  TrainOptions o = TrainOptions::defaults_for("induction");
+  TrainOptions o = TrainOptions::defaults_for(Task::induction);
   o.vocab = 12;
   o.length = 4;
   o.d_model = 16;
@@ -274,7 +274,7 @@ TEST_CASE("heads: induction sequences repeat their block, and the trainer resume
 
 TEST_CASE("heads: roles on the probe give one row per head with scores in range") {
   TrainOptions o = tiny_induction_options();
-  o.gate = "headwise";
+  o.gate = GateKind::headwise;
   LoadedModel m = fresh_model(o, 3);
   const Probe probe = repeated_tokens_probe(m, 6, 0, 11);
   CHECK(probe.block == 4);

@@ -126,7 +126,7 @@ TEST_CASE("decoder-only LM: cached one-token steps equal the full causal forward
 
 TEST_CASE("trainer: options survive to_text / from_text, and bad text names the line") {
   TrainOptions o;
-  o.gate = "headwise";
+  o.gate = GateKind::headwise;
   o.lr_factor = 0.3;
   o.norm_first = true;
   o.tiled_attention = true;
@@ -154,7 +154,8 @@ TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and 
     CAPTURE(i);
     CHECK(resumed.losses[i] == straight.losses[i]);  // exact equality, not approximate
   }
-  CHECK(fs::exists(b.path / "config.txt"));
+  CHECK(fs::exists(b.path / "config.ini"));
+  CHECK_FALSE(fs::exists(b.path / "config.txt"));  // one config file per run
   CHECK(fs::exists(b.path / "loss.svg"));
   const auto rows = read_metrics(b.path / "metrics.jsonl");  // 4 lines from the first run, 4 appended on resume
   REQUIRE(rows.size() == 8);
@@ -187,16 +188,27 @@ TEST_CASE("trainer: a corrupt or mismatched checkpoint is refused with a clear e
   CHECK(threw);
 }
 
-TEST_CASE("trainer: invalid options name the flag") {
+// The library names the TrainOptions field (OptionError::field); the CLI shows its flag instead
+// (tests/cli/bad_input.cmake checks the messages of `headlab train`).
+TEST_CASE("trainer: invalid options name the field") {
   TrainOptions o;
   o.heads = 3;  // does not divide d_model 64
   CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("num_heads 3 does not divide d_model 64"), ValueError);
   o = TrainOptions();
   o.warmup = 0;
-  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--warmup"), ValueError);
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("warmup: must be > 0"), OptionError);
+  try {
+    o.validate();
+  } catch (const OptionError& e) {
+    CHECK(e.field() == "warmup");
+    CHECK(find_option_by_field(e.field()) != nullptr);
+  }
   o = TrainOptions();
   o.resume = true;
-  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--resume needs --run-dir"), ValueError);
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("resume: needs a run directory"), OptionError);
+  o = TrainOptions();
+  o.layers = 0;  // passed validation once and crashed at the first evaluation
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("layers: must be >= 1"), OptionError);
 }
 
 TEST_CASE("tied embeddings: one tensor under three names, counted once, trained as one") {

@@ -36,7 +36,7 @@ std::string toy_sentence_pairs(std::uint64_t seed, std::size_t count) {
 }
 
 TrainOptions toy_options(const TempDir& dir, std::size_t steps) {
-  TrainOptions o = TrainOptions::defaults_for("translate");
+  TrainOptions o = TrainOptions::defaults_for(Task::translate);
   std::ofstream(dir.path / "train.tsv") << toy_sentence_pairs(1, 600);
   std::ofstream(dir.path / "valid.tsv") << toy_sentence_pairs(2, 40);
   std::ofstream(dir.path / "test.tsv") << toy_sentence_pairs(3, 40);
@@ -77,7 +77,7 @@ TEST_CASE("translate task: a small model learns a toy language pair, keeps its b
 
   // The best checkpoint carries its vocabularies; translations come back in input order.
   LoadedModel m = load_trained_model((fs::path(o.run_dir) / "best.safetensors").string());
-  CHECK(m.options.task == "translate");
+  CHECK(m.options.task == Task::translate);
   CHECK(m.src_vocab.id("w3") != Vocabulary::unk);
   CHECK(m.tgt_vocab.id("v3") != Vocabulary::unk);
   DecodeOptions greedy;
@@ -127,7 +127,8 @@ TEST_CASE("translate task: bad corpora and options are reported with the file, l
 
   o = toy_options(dir, 2);
   o.valid_file.clear();
-  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--valid"), ValueError);
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("valid_file: task translate needs a validation corpus"),
+                       OptionError);
 
   o = toy_options(dir, 2);
   o.max_len = 4;  // the shortest training pair has 3 words: 4 source ids, 6 target ids
@@ -142,14 +143,14 @@ TEST_CASE("translate task: bad corpora and options are reported with the file, l
 
   o = toy_options(dir, 2);
   o.max_tokens = 10;  // smaller than max_len
-  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--max-tokens 10"), ValueError);
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("max_tokens: 10 must be >= max_len 64"), OptionError);
 }
 
 TEST_CASE("translate task: options round-trip through text, and per-task defaults differ") {
-  const TrainOptions t = TrainOptions::defaults_for("translate");
+  const TrainOptions t = TrainOptions::defaults_for(Task::translate);
   CHECK(t.d_model == 128);
   CHECK(t.label_smoothing == doctest::Approx(0.1));
-  CHECK(TrainOptions::defaults_for("copy").d_model == TrainOptions{}.d_model);
+  CHECK(TrainOptions::defaults_for(Task::copy).d_model == TrainOptions{}.d_model);
   TrainOptions o = t;
   o.train_file = "a.tsv";
   o.time_budget = 12.5;

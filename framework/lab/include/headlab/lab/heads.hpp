@@ -105,7 +105,7 @@ class HeadLabTask {
  public:
   HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file = "");
   std::vector<AttentionSite>& sites() { return sites_; }
-  std::size_t batches() const { return model_.options.task == "translate" ? pair_batches_.size() : batches_.size(); }
+  std::size_t batches() const { return model_.options.task == Task::translate ? pair_batches_.size() : batches_.size(); }
   Tensor<float> batch_loss(std::size_t i);
   struct Score {
     double loss = 0, metric = 0;

@@ -55,10 +55,12 @@ GridAxis parse_grid_axis(const std::string& text);
 // that is not a non-negative integer, or a seed given twice.
 std::vector<std::uint64_t> parse_seeds(const std::string& text);
 
-// The `headlab train` flag a grid key sets: "kv_heads" -> "--kv-heads". The
-// TrainOptions field names whose flag is spelled differently are accepted too:
-// "ff_dim" -> "--ff", "norm_first" -> "--pre-ln".
+// The `headlab train` flag a grid key sets, from the options table (headlab/train/options.hpp):
+// a TrainOptions field ("ff_dim" -> "--ff", "norm_first" -> "--pre-ln") or a flag name
+// ("kv-heads" or "kv_heads" -> "--kv-heads"). ValueError naming the key when it is neither.
 std::string train_flag_for(const std::string& key);
+// True when the train flag ("--pre-ln") takes no value (its grid values are on / off).
+bool is_boolean_train_flag(const std::string& flag);
 
 // The train arguments of one grid value:
 //   heads=4           -> {"--heads", "4"}

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "headlab/models/transformer.hpp"
+#include "headlab/train/options.hpp"
 #include "headlab/core/tensor.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/decoding.hpp"
@@ -42,61 +43,6 @@ namespace headlab {
 class Generator;
 class TensorFile;
 
-struct TrainOptions {
-  // Task.
-  std::string task = "copy";   // copy | translate | induction
-  std::size_t vocab = 11;      // copy task: id 0 <pad>, 1 <s> (also a symbol), symbols 1..vocab-1
-  std::size_t length = 10;     // copy task: tokens per sequence, start symbol included; induction: the block T
-  // Translation task: a TSV corpus `source<TAB>target`, word vocabularies from the training side.
-  std::string train_file, valid_file, test_file;  // test is optional (test BLEU at the end)
-  std::size_t min_freq = 2;       // rarer training tokens become <unk>
-  std::size_t max_tokens = 1024;  // batch budget: sentences x longest side <= max_tokens
-  std::size_t max_len = 64;       // longest sequence (ids incl. <s>/</s>); longer training pairs are skipped
-  double time_budget = 0;         // seconds before stopping (translate: training steps only; copy: wall time); 0 = none
-  std::size_t beam = 4;           // beam size for the final test BLEU
-  double length_penalty = 0.6;    // GNMT alpha for beam search
-  std::size_t eval_sentences = 0; // validation sentences decoded for BLEU (0 = all)
-  // Model (an encoder-decoder Transformer).
-  std::size_t d_model = 64;
-  std::size_t heads = 4;
-  std::size_t kv_heads = 0;    // 0 = heads
-  std::size_t head_dim = 0;    // 0 = d_model / heads
-  std::string gate = "none";   // none | headwise | elementwise
-  std::size_t ff_dim = 256;
-  std::size_t layers = 2;      // encoder and decoder layers each
-  double dropout = 0.0;
-  bool norm_first = false;
-  bool tie_embeddings = false; // one matrix for both embeddings and the generator
-  bool attention_only = false; // induction: layers without feed-forward blocks
-  bool rope = false;           // rotary positions on q and k instead of sinusoidal embeddings (relative positions only)
-  bool tiled_attention = false;  // the tiled (flash) SDPA kernel wherever it applies: less memory, faster
-  // Optimisation: Adam (0.9, 0.98, 1e-9) with the Noam schedule.
-  std::size_t steps = 2000;   // at most: stops early at 100% held-out exact match
-  std::size_t batch = 64;
-  double lr_factor = 0.5;
-  std::size_t warmup = 100;
-  double label_smoothing = 0.0;
-  double clip_norm = 1.0;      // 0 = no clipping
-  std::uint64_t seed = 1;
-  // Evaluation, logging and checkpoints.
-  std::size_t eval_every = 100;       // greedy exact match on held-out sequences
-  std::size_t eval_sequences = 1000;
-  bool stop_at_perfect = true;        // stop once held-out exact match reaches 100%
-  std::string run_dir;                // "" = no files; else config, metrics.jsonl, checkpoint.safetensors
-  std::size_t save_every = 0;         // steps between checkpoints (0 = only at the end)
-  bool resume = false;                // continue from run_dir/checkpoint.safetensors
-  std::string progress = "auto";      // auto | bar | lines | none
-  // Not part of the saved options (a debugging switch): check every op for NaN/inf (headlab/core/anomaly.hpp).
-  bool detect_anomaly = false;
-
-  // Per-task defaults: the translation task trains a larger model with dropout and label smoothing.
-  static TrainOptions defaults_for(const std::string& task);
-  TransformerConfig model_config() const;  // copy and induction tasks: vocabularies of `vocab` ids
-  TransformerConfig model_config(std::size_t src_vocab, std::size_t tgt_vocab) const;
-  void validate() const;               // throws ValueError naming the option and why
-  std::string to_text() const;         // "key = value" lines (also what the checkpoint stores)
-  static TrainOptions from_text(const std::string& text);  // inverse of to_text; throws ValueError
-};
 
 struct TrainResult {
   std::size_t steps_done = 0;

@@ -1,0 +1,171 @@
+// headlab/train/options.hpp: what `headlab train` can be told, declared once.
+//
+// HEADLAB_TRAIN_OPTIONS below is the one table of the training options. Each row
+//
+//   X(type, field, flag, copy default, translate default, induction default, stored, tasks, help)
+//
+// declares a field of TrainOptions with its per-task defaults, the command-line flag that sets it
+// (`--flag`, also the key in a run's config.ini), whether it is part of the run (stored: written to
+// config.ini and to the checkpoint's metadata, compared on --resume), which tasks read it, and its
+// help. The struct, validation messages (OptionError names the field), the CLI11 flags
+// (apps/headlab/train_flags.hpp), the run's config.ini, the checkpoint metadata and the sweep's
+// grid keys (headlab/lab/sweep.hpp) are all made from this table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headlab/attention/attention.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/models/transformer.hpp"
+
+namespace headlab {
+
+// The three training tasks (docs in headlab/train/trainer.hpp and each task's file).
+enum class Task { copy, translate, induction };
+std::string task_name(Task task);                // "copy" | "translate" | "induction"
+Task parse_task(const std::string& name);         // ValueError naming the known tasks
+
+// Which tasks read an option (a bit mask over Task).
+enum TaskMask : unsigned { kCopy = 1u, kTranslate = 2u, kInduction = 4u, kAllTasks = 7u };
+
+// An option with a bad value: `field` is its TrainOptions field (the CLI shows its flag instead).
+class OptionError : public ValueError {
+ public:
+  OptionError(std::string field, const std::string& why)
+      : ValueError(field + ": " + why), field_(std::move(field)), why_(why) {}
+  const std::string& field() const { return field_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string field_, why_;
+};
+
+// clang-format off
+#define HEADLAB_TRAIN_OPTIONS(X)                                                                                   \
+  /* type          field            flag               copy      translate  induction stored tasks  help */       \
+  X(Task,          task,            "task",            Task::copy, Task::translate, Task::induction, true, kAllTasks, \
+    "the task: copy (The Annotated Transformer's), translate (a TSV corpus), induction (a decoder-only model)")   \
+  X(std::size_t,   vocab,           "vocab",           11,       11,        64,       true,  kCopy | kInduction,    \
+    "vocabulary size (0 <pad>, 1 <s>)")                                                                           \
+  X(std::size_t,   length,          "length",          10,       10,        16,       true,  kCopy | kInduction,    \
+    "copy: tokens per sequence, start symbol included; induction: the repeated block T")                          \
+  X(std::string,   train_file,      "train",           "",       "",        "",       true,  kTranslate,            \
+    "training corpus, source<TAB>target per line")                                                                \
+  X(std::string,   valid_file,      "valid",           "",       "",        "",       true,  kTranslate,            \
+    "validation corpus (loss and BLEU as it trains)")                                                             \
+  X(std::string,   test_file,       "test",            "",       "",        "",       true,  kTranslate,            \
+    "test corpus (BLEU of the best weights at the end; optional)")                                                \
+  X(std::size_t,   min_freq,        "min-freq",        2,        2,         2,        true,  kTranslate,            \
+    "rarer training tokens become <unk>")                                                                         \
+  X(std::size_t,   max_tokens,      "max-tokens",      1024,     1024,      1024,     true,  kTranslate,            \
+    "batch budget: sentences x longest side")                                                                     \
+  X(std::size_t,   max_len,         "max-len",         64,       64,        64,       true,  kTranslate,            \
+    "longest sequence in ids, <s>/</s> included (longer training pairs are skipped)")                             \
+  X(double,        time_budget,     "time-budget",     0.0,      0.0,       0.0,      true,  kAllTasks,             \
+    "stop after this many seconds (translate: training steps only; else wall time); 0 = no limit")                \
+  X(std::size_t,   beam,            "beam",            4,        4,         4,        true,  kTranslate,            \
+    "beam size for the final test BLEU")                                                                          \
+  X(double,        length_penalty,  "length-penalty",  0.6,      0.6,       0.6,      true,  kTranslate,            \
+    "GNMT length penalty alpha of beam search")                                                                   \
+  X(std::size_t,   eval_sentences,  "eval-sentences",  0,        0,         0,        true,  kTranslate,            \
+    "validation sentences decoded for BLEU (0 = all)")                                                            \
+  X(std::size_t,   d_model,         "d-model",         64,       128,       64,       true,  kAllTasks,             \
+    "model width D")                                                                                              \
+  X(std::size_t,   heads,           "heads",           4,        8,         4,        true,  kAllTasks,             \
+    "attention heads h")                                                                                          \
+  X(std::size_t,   kv_heads,        "kv-heads",        0,        0,         0,        true,  kAllTasks,             \
+    "key/value heads (0 = heads; 1 = multi-query; else grouped-query)")                                           \
+  X(std::size_t,   head_dim,        "head-dim",        0,        0,         0,        true,  kAllTasks,             \
+    "head size d (0 = d_model / heads)")                                                                          \
+  X(GateKind,      gate,            "gate",            GateKind::none, GateKind::none, GateKind::none, true, kAllTasks, \
+    "sigmoid output gate after SDPA: none, headwise or elementwise")                                              \
+  X(std::size_t,   ff_dim,          "ff",              256,      512,       256,      true,  kAllTasks,             \
+    "feed-forward width")                                                                                         \
+  X(std::size_t,   layers,          "layers",          2,        2,         2,        true,  kAllTasks,             \
+    "encoder and decoder layers each; induction: decoder layers")                                                 \
+  X(double,        dropout,         "dropout",         0.0,      0.1,       0.0,      true,  kAllTasks,             \
+    "dropout probability")                                                                                        \
+  X(bool,          norm_first,      "pre-ln",          false,    false,     true,     true,  kAllTasks,             \
+    "pre-LN layers instead of post-LN (--pre-ln=false: post-LN)")                                                 \
+  X(bool,          tie_embeddings,  "tie-embeddings",  false,    false,     false,    true,  kAllTasks,             \
+    "one matrix for both embeddings and the generator")                                                           \
+  X(bool,          attention_only,  "attention-only",  false,    false,     true,     true,  kInduction,            \
+    "layers without feed-forward blocks (decoder-only models)")                                                   \
+  X(bool,          rope,            "rope",            false,    false,     true,     true,  kAllTasks,             \
+    "rotary positions on q and k instead of sinusoidal embeddings (relative positions only)")                     \
+  X(bool,          tiled_attention, "tiled-attention", false,    false,     false,    true,  kAllTasks,             \
+    "the tiled (FlashAttention-2 style) kernel wherever it applies: same results to float rounding, less memory") \
+  X(std::size_t,   steps,           "steps",           2000,     3000,      1500,     true,  kAllTasks,             \
+    "training steps (at most)")                                                                                   \
+  X(std::size_t,   batch,           "batch",           64,       64,        32,       true,  kCopy | kInduction,    \
+    "sequences per step")                                                                                         \
+  X(double,        lr_factor,       "lr-factor",       0.5,      1.0,       1.0,      true,  kAllTasks,             \
+    "Noam schedule factor: lr = factor * D^-0.5 * min(step^-0.5, step * warmup^-1.5)")                            \
+  X(std::size_t,   warmup,          "warmup",          100,      400,       200,      true,  kAllTasks,             \
+    "Noam warm-up steps")                                                                                         \
+  X(double,        label_smoothing, "label-smoothing", 0.0,      0.1,       0.0,      true,  kAllTasks,             \
+    "label smoothing epsilon")                                                                                    \
+  X(double,        clip_norm,       "clip-norm",       1.0,      1.0,       1.0,      true,  kAllTasks,             \
+    "gradient clipping by global norm (0 = off)")                                                                 \
+  X(std::uint64_t, seed,            "seed",            1,        1,         1,        true,  kAllTasks,             \
+    "seed of initialisation, data and dropout")                                                                   \
+  X(std::size_t,   eval_every,      "eval-every",      100,      250,       250,      true,  kAllTasks,             \
+    "steps between evaluations")                                                                                  \
+  X(std::size_t,   eval_sequences,  "eval-sequences",  1000,     1000,      256,      true,  kCopy | kInduction,    \
+    "held-out sequences scored at each evaluation")                                                               \
+  X(bool,          stop_at_perfect, "stop-at-perfect", true,     false,     false,    true,  kCopy,                 \
+    "stop once held-out exact match reaches 100%")                                                                \
+  X(std::size_t,   save_every,      "save-every",      0,        0,         0,        true,  kAllTasks,             \
+    "steps between checkpoints (0 = only at the end)")                                                            \
+  X(std::string,   run_dir,         "run-dir",         "",       "",        "",       false, kAllTasks,             \
+    "write config.ini, metrics.jsonl, checkpoint.safetensors and summary.json here")                              \
+  X(bool,          resume,          "resume",          false,    false,     false,    false, kAllTasks,             \
+    "continue from RUN_DIR/checkpoint.safetensors")                                                               \
+  X(std::string,   progress,        "progress",        "auto",   "auto",    "auto",   false, kAllTasks,             \
+    "progress output: auto, bar, lines or none")                                                                  \
+  X(bool,          detect_anomaly,  "detect-anomaly",  false,    false,     false,    false, kAllTasks,             \
+    "check every op for NaN/inf and name the first that makes one (slow; for debugging)")
+// clang-format on
+
+struct TrainOptions {
+#define HEADLAB_DECLARE_FIELD(type, field, flag, for_copy, for_translate, for_induction, stored, tasks, help) \
+  type field = for_copy;
+  HEADLAB_TRAIN_OPTIONS(HEADLAB_DECLARE_FIELD)
+#undef HEADLAB_DECLARE_FIELD
+
+  // The options of a task with every field at that task's default (the table's columns).
+  static TrainOptions defaults_for(Task task);
+  TransformerConfig model_config() const;  // copy and induction tasks: vocabularies of `vocab` ids
+  TransformerConfig model_config(std::size_t src_vocab, std::size_t tgt_vocab) const;
+  void validate() const;  // throws OptionError naming the field and why
+
+  // The stored options as "field = value" lines: a checkpoint's metadata. from_text is its inverse
+  // (ValueError naming the line); a field missing from the text keeps the default of the text's task.
+  std::string to_text() const;
+  static TrainOptions from_text(const std::string& text);
+
+  // The run's config file: "[train]" then "flag=value" for every stored option, values as resolved
+  // for the task (what `headlab train --config FILE` reads back).
+  std::string to_config_ini() const;
+};
+
+// The table as data, for the CLI, the sweep and the config file.
+enum class OptionKind { count, real, flag, text, choice };
+struct OptionInfo {
+  const char* field;  // the TrainOptions member: "ff_dim"
+  const char* flag;   // the flag without dashes, also the config.ini key: "ff"
+  const char* help;
+  OptionKind kind;
+  bool stored;
+  unsigned tasks;                    // TaskMask bits
+  std::vector<std::string> choices;  // kind choice: the allowed values
+  std::string (*get)(const TrainOptions&);
+  void (*set)(TrainOptions&, const std::string&);  // ValueError on a value of the wrong form
+};
+const std::vector<OptionInfo>& train_option_table();
+const OptionInfo* find_option_by_field(const std::string& field);  // nullptr when unknown
+const OptionInfo* find_option_by_flag(const std::string& flag);    // "ff" or "--ff"; nullptr when unknown
+
+}  // namespace headlab

@@ -1,0 +1,268 @@
+// options.cpp: the training options table made into defaults, validation, text and config files
+// (headlab/train/options.hpp).
+#include "headlab/train/options.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+namespace headlab {
+
+std::string task_name(Task task) {
+  switch (task) {
+    case Task::copy: return "copy";
+    case Task::translate: return "translate";
+    case Task::induction: return "induction";
+  }
+  return "copy";
+}
+
+Task parse_task(const std::string& name) {
+  for (Task t : {Task::copy, Task::translate, Task::induction})
+    if (task_name(t) == name) return t;
+  throw ValueError("'" + name + "' is not a known task (copy, translate, induction)");
+}
+
+// ---- Values as text: one overload per column type of the table --------------------------------
+namespace {
+
+std::string value_text(const std::string& v) { return v; }
+std::string value_text(bool v) { return v ? "true" : "false"; }
+std::string value_text(double v) {
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  return os.str();
+}
+std::string value_text(Task v) { return task_name(v); }
+std::string value_text(GateKind v) { return gate_name(v); }
+template <typename Count>
+std::string value_text(Count v) {
+  return std::to_string(v);
+}
+
+void parse_value(std::string& out, const std::string& s) { out = s; }
+void parse_value(bool& out, const std::string& s) {
+  if (s != "true" && s != "false") throw ValueError("expected true or false, got '" + s + "'");
+  out = s == "true";
+}
+void parse_value(double& out, const std::string& s) {
+  std::size_t used = 0;
+  try {
+    out = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size()) throw ValueError("not a number: '" + s + "'");
+}
+void parse_value(Task& out, const std::string& s) { out = parse_task(s); }
+void parse_value(GateKind& out, const std::string& s) {
+  try {
+    out = parse_gate(s);
+  } catch (const std::exception&) {
+    throw ValueError("'" + s + "' is not a gate (none, headwise, elementwise)");
+  }
+}
+template <typename Count>
+void parse_value(Count& out, const std::string& s) {
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || s.find('-') != std::string::npos)
+    throw ValueError("not a count: '" + s + "'");
+  out = static_cast<Count>(v);
+}
+
+template <typename U> OptionKind kind_of() { return OptionKind::count; }
+template <> OptionKind kind_of<double>() { return OptionKind::real; }
+template <> OptionKind kind_of<bool>() { return OptionKind::flag; }
+template <> OptionKind kind_of<std::string>() { return OptionKind::text; }
+template <> OptionKind kind_of<Task>() { return OptionKind::choice; }
+template <> OptionKind kind_of<GateKind>() { return OptionKind::choice; }
+
+std::vector<std::string> choices_of(const std::string& field) {
+  if (field == "task") return {"copy", "translate", "induction"};
+  if (field == "gate") return {"none", "headwise", "elementwise"};
+  if (field == "progress") return {"auto", "bar", "lines", "none"};
+  return {};
+}
+
+std::vector<OptionInfo> make_table() {
+  std::vector<OptionInfo> table;
+#define HEADLAB_TABLE_ROW(type, field, flag, copy, translate, induction, stored, tasks, help)                     \
+  {                                                                                                              \
+    std::vector<std::string> choices = choices_of(#field);                                                       \
+    table.push_back(OptionInfo{#field, flag, help, choices.empty() ? kind_of<type>() : OptionKind::choice, stored, \
+                               tasks, std::move(choices),                                                        \
+                               [](const TrainOptions& o) { return value_text(o.field); },                        \
+                               [](TrainOptions& o, const std::string& s) { parse_value(o.field, s); }});         \
+  }
+  HEADLAB_TRAIN_OPTIONS(HEADLAB_TABLE_ROW)
+#undef HEADLAB_TABLE_ROW
+  return table;
+}
+
+}  // namespace
+
+const std::vector<OptionInfo>& train_option_table() {
+  static const std::vector<OptionInfo> table = make_table();
+  return table;
+}
+
+const OptionInfo* find_option_by_field(const std::string& field) {
+  for (const OptionInfo& info : train_option_table())
+    if (field == info.field) return &info;
+  return nullptr;
+}
+
+const OptionInfo* find_option_by_flag(const std::string& flag) {
+  const std::string bare = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
+  for (const OptionInfo& info : train_option_table())
+    if (bare == info.flag) return &info;
+  return nullptr;
+}
+
+TrainOptions TrainOptions::defaults_for(Task task) {
+  TrainOptions o;
+#define HEADLAB_TASK_DEFAULT(type, field, flag, for_copy, for_translate, for_induction, stored, tasks, help) \
+  o.field = task == Task::translate ? type(for_translate) : task == Task::induction ? type(for_induction) : type(for_copy);
+  HEADLAB_TRAIN_OPTIONS(HEADLAB_TASK_DEFAULT)
+#undef HEADLAB_TASK_DEFAULT
+  return o;
+}
+
+// ---- The model these options describe ---------------------------------------------------------
+TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t tgt_vocab) const {
+  TransformerConfig c;
+  c.d_model = d_model;
+  c.ff_dim = ff_dim;
+  c.encoder_layers = c.decoder_layers = layers;
+  c.dropout = dropout;
+  c.norm_first = norm_first;
+  c.tie_embeddings = tie_embeddings;
+  c.attention.num_heads = heads;
+  c.attention.num_kv_heads = kv_heads;
+  c.attention.head_dim = head_dim;
+  c.attention.gate = gate;
+  c.attention.rope = rope;
+  c.attention.flash = tiled_attention;
+  c.src_vocab = src_vocab;
+  c.tgt_vocab = tgt_vocab;
+  c.max_len = task == Task::translate ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
+  if (task == Task::induction) {  // a decoder-only model: `layers` causal layers over 2 T + 1 positions
+    c.encoder_layers = 0;
+    c.attention_only = attention_only;
+    c.max_len = 2 * length + 1;
+  }
+  return c;
+}
+
+TransformerConfig TrainOptions::model_config() const { return model_config(vocab, vocab); }
+
+void TrainOptions::validate() const {
+  auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
+  auto count = [](std::size_t v) { return std::to_string(v); };
+  if (attention_only && task != Task::induction)
+    bad("attention_only", "is for task induction (a decoder-only model)");
+  if (task == Task::copy) {
+    if (vocab < 3) bad("vocab", count(vocab) + " is too small: needs at least 3 ids (<pad>, <s>, one symbol)");
+    if (length < 2) bad("length", count(length) + " is too short: needs at least 2 tokens");
+  } else if (task == Task::induction) {
+    if (vocab < 4) bad("vocab", count(vocab) + " is too small: needs at least 4 ids (<pad>, <s>, two symbols)");
+    if (length < 2) bad("length", count(length) + " is too short: the repeated block needs at least 2 tokens");
+    if (length > 100000) bad("length", count(length) + " is too long: at most 100000");
+  } else {
+    if (train_file.empty()) bad("train_file", "task translate needs a training corpus (source<TAB>target per line)");
+    if (valid_file.empty()) bad("valid_file", "task translate needs a validation corpus (source<TAB>target per line)");
+    if (min_freq == 0) bad("min_freq", "must be >= 1");
+    if (max_len < 3) bad("max_len", count(max_len) + " is too short: needs at least 3 (<s>, a token, </s>)");
+    if (max_tokens < max_len)
+      bad("max_tokens", count(max_tokens) + " must be >= max_len " + count(max_len) + " (a batch must hold the longest pair)");
+    if (beam == 0) bad("beam", "must be >= 1");
+    if (!(length_penalty >= 0)) bad("length_penalty", "must be >= 0");
+  }
+  if (layers == 0) bad("layers", "must be >= 1");
+  if (!(time_budget >= 0)) bad("time_budget", "must be >= 0 seconds");
+  if (steps == 0) bad("steps", "must be > 0");
+  if (batch == 0) bad("batch", "must be > 0");
+  if (warmup == 0) bad("warmup", "must be > 0 (the Noam schedule divides by it)");
+  if (!(lr_factor > 0)) bad("lr_factor", "must be > 0");
+  if (!(label_smoothing >= 0 && label_smoothing < 1)) bad("label_smoothing", "must be in [0, 1)");
+  if (!(clip_norm >= 0)) bad("clip_norm", "must be >= 0");
+  if (eval_every == 0) bad("eval_every", "must be > 0");
+  if (eval_sequences == 0) bad("eval_sequences", "must be > 0");
+  if (resume && run_dir.empty()) bad("resume", "needs a run directory (where the checkpoint is)");
+  const std::vector<std::string> styles = choices_of("progress");
+  if (std::find(styles.begin(), styles.end(), progress) == styles.end())
+    bad("progress", "'" + progress + "' is not auto, bar, lines or none");
+  TransformerConfig c = task == Task::translate ? model_config(5, 5) : model_config();
+  if (task == Task::induction) c.src_vocab = 1;  // no encoder
+  c.validate();
+}
+
+// ---- Text: checkpoint metadata and the run's config.ini ----------------------------------------
+std::string TrainOptions::to_text() const {
+  std::ostringstream os;
+  for (const OptionInfo& info : train_option_table())
+    if (info.stored) os << info.field << " = " << info.get(*this) << "\n";
+  return os.str();
+}
+
+TrainOptions TrainOptions::from_text(const std::string& text) {
+  // Read every line first: the task's defaults fill in what the text does not say.
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::vector<std::size_t> line_numbers;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) throw ValueError("options line " + std::to_string(number) + ": no ' = ' in '" + line + "'");
+    entries.emplace_back(line.substr(0, eq), line.substr(eq + 3));
+    line_numbers.push_back(number);
+  }
+  auto where = [&](std::size_t i) { return "options line " + std::to_string(line_numbers[i]); };
+  TrainOptions o;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].first != "task") continue;
+    try {
+      o = defaults_for(parse_task(entries[i].second));
+    } catch (const std::exception& e) {
+      throw ValueError(where(i) + " (task): " + e.what());
+    }
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& [key, value] = entries[i];
+    const OptionInfo* info = find_option_by_field(key);
+    if (!info || !info->stored) throw ValueError(where(i) + ": unknown option '" + key + "'");
+    try {
+      info->set(o, value);
+    } catch (const std::exception& e) {
+      throw ValueError(where(i) + " (" + key + "): " + e.what());
+    }
+  }
+  return o;
+}
+
+std::string TrainOptions::to_config_ini() const {
+  std::ostringstream os;
+  os << "# The options of this run as resolved for task " << task_name(task) << ":\n"
+     << "#   headlab train --config config.ini [--run-dir NEW_DIR] trains the same model.\n"
+     << "[train]\n";
+  for (const OptionInfo& info : train_option_table()) {
+    if (!info.stored) continue;
+    const std::string value = info.get(*this);
+    // Text values are quoted (CLI11 removes the quotes), so that a path that reads as a number stays text.
+    if (info.kind == OptionKind::text) os << info.flag << "=\"" << value << "\"\n";
+    else os << info.flag << "=" << value << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace headlab
