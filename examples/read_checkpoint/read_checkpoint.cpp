@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<Module<float>> fresh;
   if (lm) {
     fresh = std::make_unique<DecoderOnlyLM<float>>(o.model_config(), gen);
-  } else if (o.task == "translate") {
+  } else if (o.task == Task::translate) {
     fresh = std::make_unique<Transformer<float>>(o.model_config(m.src_vocab.size(), m.tgt_vocab.size()), gen);
   } else {
     fresh = std::make_unique<Transformer<float>>(o.model_config(), gen);
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   IndexArray src, tgt;
   if (lm) {
     tgt = held_out_induction_sequences(o, 1).sequences;                 // (1, 2 T + 1)
-  } else if (o.task == "copy") {
+  } else if (o.task == Task::copy) {
     src = held_out_sequences(o, 1);                                     // (1, length)
     std::vector<std::int64_t> in(src.begin(), src.end() - 1);           // decoder input: tgt[:, :-1]
     tgt = row(in);

@@ -1,4 +1,4 @@
-// induction_trainer.cpp: the induction task on a decoder-only model (headlab/train/trainer.hpp).
+// induction_task.cpp: the induction task on a decoder-only model (headlab/train/induction_task.hpp).
 //
 // Sequence (2 T + 1 ids):  <s> r_1 .. r_k r_1 .. r_k x_1 .. x_{2(T-k)},   all uniform in [2, vocab),
 //                          k uniform in [ceil(T/2), T] per sequence.
@@ -8,21 +8,13 @@
 // Target t (0-based) is the token at position t + 1. Targets 0..k-1 are the first copy (random,
 // loss ~ ln(vocab - 2) at best); target k is r_1 again, which nothing before it announces;
 // targets k+1..2k-1 (r_2..r_k of the second copy) follow from the first copy: the "repeated half".
-#include <chrono>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
-#include <ostream>
 
 #include <xtensor/xview.hpp>
 
 #include "headlab/ops/ops.hpp"
-#include "headlab/optim/optim.hpp"
-#include "headlab/core/random.hpp"
-#include "headlab/report/report.hpp"
-#include "headlab/train/trainer.hpp"
-#include "train_common.hpp"
+#include "headlab/train/induction_task.hpp"
+#include "training_loop.hpp"
 
 namespace headlab {
 
@@ -100,100 +92,75 @@ InductionScore induction_eval(DecoderOnlyLM<float>& model, const InductionBatch&
   return s;
 }
 
-TrainResult train_induction(const TrainOptions& o, std::ostream& log) {
-  using namespace detail;
-  o.validate();
-  const AnomalyScope anomaly(o.detect_anomaly);
-  const auto t0 = std::chrono::steady_clock::now();
-  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
-  TransformerConfig config = o.model_config();
-  config.src_vocab = 1;  // no encoder
-  DecoderOnlyLM<float> model(config, init_rng);
-  xavier_matrices(model, init_rng);
-  model.train();
-  Adam<float> adam(model.parameters(), paper_adam_options());
-  const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
-  const InductionBatch held_out = held_out_induction_sequences(o, o.eval_sequences);
+namespace {
 
-  namespace fs = std::filesystem;
-  const std::string ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "checkpoint.safetensors").string();
-  TrainState st = start_run(o, ckpt, model, adam, data_rng, dropout_rng, log);
-  log << "induction task: vocab " << o.vocab << ", block " << o.length << " (sequences of " << 2 * o.length + 1
-      << "), decoder-only d_model " << o.d_model << ", heads " << o.heads << ", " << o.layers << " layers"
-      << (o.attention_only ? " (attention only)" : "") << ", " << model.parameter_count() << " parameters, batch "
-      << o.batch << ", seed " << o.seed << "\n";
+class InductionTask : public detail::TrainingTask {
+ public:
+  InductionTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
+      : o_(o), model_(decoder_config(o), init_rng), held_out_(held_out_induction_sequences(o, o.eval_sequences)) {
+    detail::xavier_matrices(model_, init_rng);
+    log << "induction task: vocab " << o.vocab << ", block " << o.length << " (sequences of " << 2 * o.length + 1
+        << "), decoder-only d_model " << o.d_model << ", heads " << o.heads << ", " << o.layers << " layers"
+        << (o.attention_only ? " (attention only)" : "") << ", " << model_.parameter_count() << " parameters, batch "
+        << o.batch << ", seed " << o.seed << "\n";
+  }
 
-  TrainResult result;
-  const auto N = static_cast<std::ptrdiff_t>(2 * o.length), V = static_cast<std::ptrdiff_t>(o.vocab);
-  std::unique_ptr<ProgressReporter> progress = make_progress(o, st.step);
-  std::unique_ptr<MetricsWriter> metrics;
-  if (!o.run_dir.empty()) metrics = std::make_unique<MetricsWriter>(o.run_dir);
-  auto evaluate = [&](MetricRow& row) {
-    const InductionScore s = induction_eval(model, held_out);
+  Module<float>& model() override { return model_; }
+  std::string name() const override { return "induction task"; }
+
+  detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
+    const auto N = static_cast<std::ptrdiff_t>(2 * o_.length), V = static_cast<std::ptrdiff_t>(o_.vocab);
+    const IndexArray data = induction_batch(data_rng, o_.batch, o_.length, o_.vocab).sequences;
+    const IndexArray inputs = xt::view(data, xt::all(), xt::range(0, N));
+    IndexArray targets = xt::view(data, xt::all(), xt::range(1, N + 1));
+    targets.reshape({targets.size()});
+    const Tensor<float> logits = model_.forward(inputs, &dropout_rng);  // (B, 2T, V)
+    return {cross_entropy(reshape(logits, {-1, V}), targets, -100, float(o_.label_smoothing)), targets.size()};
+  }
+
+  void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
+    const InductionScore s = induction_eval(model_, held_out_);
     result.valid_loss = s.loss;
     result.first_half_loss = s.first_half_loss;
     result.repeated_loss = s.repeated_loss;
     result.repeated_accuracy = s.repeated_accuracy;
     row.set("valid_loss", s.loss).set("first_half_loss", s.first_half_loss).set("repeated_loss", s.repeated_loss)
         .set("repeated_accuracy", s.repeated_accuracy);
-    if (o.progress != "none")
-      log << "step " << std::setw(5) << st.step << "  held-out loss " << std::fixed << std::setprecision(3) << s.loss
-          << "  first half " << s.first_half_loss << "  repeated half " << s.repeated_loss << "  (accuracy "
-          << s.repeated_accuracy << ")" << std::defaultfloat << "\n";
-  };
-  auto within_budget = [&] {
-    return o.time_budget <= 0 ||
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.time_budget;
-  };
-  auto step_start = std::chrono::steady_clock::now();
-  bool evaluated_last = false;
-  while (st.step < o.steps && within_budget()) {
-    const IndexArray data = induction_batch(data_rng, o.batch, o.length, o.vocab).sequences;
-    const IndexArray inputs = xt::view(data, xt::all(), xt::range(0, N));
-    IndexArray targets = xt::view(data, xt::all(), xt::range(1, N + 1));
-    targets.reshape({targets.size()});
-    adam.zero_grad();
-    const Tensor<float> logits = model.forward(inputs, &dropout_rng);  // (B, 2T, V)
-    const Tensor<float> loss = cross_entropy(reshape(logits, {-1, V}), targets, -100, float(o.label_smoothing));
-    const double loss_value = optimise_step(loss, adam, model.parameters(), schedule, o, st.step + 1);
-    ++st.step;
-    st.losses.push_back(loss_value);
-    const auto now = std::chrono::steady_clock::now();
-    const double tokens_per_s = double(o.batch * 2 * o.length) / std::chrono::duration<double>(now - step_start).count();
-    step_start = now;
-    if (progress) progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s);
-    MetricRow row;
-    row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
-    evaluated_last = st.step % o.eval_every == 0 || st.step == o.steps;
-    if (evaluated_last) evaluate(row);
-    if (metrics) metrics->write(row);
-    if (!ckpt.empty() && o.save_every && st.step % o.save_every == 0)
-      save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st);
-    if (stop_requested()) {  // saved just below
-      clear_stop_request();
-      result.interrupted = true;
-      log << "interrupted at step " << st.step << "\n";
-      break;
+    log << "step " << std::setw(5) << state.train.step << "  held-out loss " << std::fixed << std::setprecision(3)
+        << s.loss << "  first half " << s.first_half_loss << "  repeated half " << s.repeated_loss << "  (accuracy "
+        << s.repeated_accuracy << ")" << std::defaultfloat << "\n";
+  }
+
+  void finish(const detail::LoopState& state, TrainResult& result, std::ostream& log) override {
+    if (!state.evaluated_last) {  // stopped by the time budget or a request: score the final weights
+      MetricRow unused;
+      evaluate(state, result, unused, log);
     }
+    if (o_.run_dir.empty()) return;
+    result.seconds = state.seconds();
+    detail::write_summary(o_, result, model_.parameter_count(), decoder_only_flops_per_token(model_.config(), 2 * o_.length),
+                          {{"repeated_loss", result.repeated_loss}, {"first_half_loss", result.first_half_loss}});
   }
-  if (progress) progress->finish();
-  if (!evaluated_last) {  // stopped by the time budget or a request: score the final weights
-    MetricRow row;
-    evaluate(row);
+
+ private:
+  static TransformerConfig decoder_config(const TrainOptions& o) {
+    TransformerConfig config = o.model_config();
+    config.src_vocab = 1;  // no encoder
+    return config;
   }
-  result.steps_done = st.step;
-  result.losses = st.losses;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result.train_seconds = result.seconds;
-  if (!ckpt.empty()) {
-    save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st);
-    std::vector<double> steps(st.losses.size());
-    for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
-    std::ofstream(fs::path(o.run_dir) / "loss.svg") << svg_loss_curve(steps, st.losses, "induction task: training loss");
-    write_summary(o, result, model.parameter_count(), decoder_only_flops_per_token(config, 2 * o.length),
-                  {{"repeated_loss", result.repeated_loss}, {"first_half_loss", result.first_half_loss}});
-  }
-  return result;
+  const TrainOptions& o_;
+  DecoderOnlyLM<float> model_;
+  const InductionBatch held_out_;
+};
+
+}  // namespace
+
+TrainResult train_induction(const TrainOptions& o, std::ostream& log) {
+  o.validate();
+  const detail::AnomalyScope anomaly(o.detect_anomaly);
+  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
+  InductionTask task(o, init_rng, log);
+  return detail::run_training_loop(task, o, data_rng, dropout_rng, log);
 }
 
 }  // namespace headlab

@@ -1,9 +1,8 @@
-// translate_trainer.cpp: the translation task: data, training loop, evaluation.
+// translate_task.cpp: the translation task (headlab/train/translate_task.hpp): data, steps, evaluation.
 //
 // One step:  batch = batches[order_e[s mod n]]   (epoch e = s / n, order_e a seeded shuffle)
 //            logits = model(source, target[:, :-1], padding masks)      (B, T-1, V_tgt)
 //            loss = cross_entropy(logits, target[:, 1:], ignore <pad>, smoothing)
-//            backward; clip; lr = Noam(step); Adam step.
 // The batch of step s depends only on (seed, s), and the dropout generator is
 // saved with the checkpoint, so a resumed run repeats the uninterrupted one.
 // Every eval_every steps (clock paused): validation loss (mean token NLL, no
@@ -21,17 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "headlab/core/anomaly.hpp"
-#include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
-#include "headlab/train/decoding.hpp"
 #include "headlab/ops/ops.hpp"
-#include "headlab/optim/optim.hpp"
-#include "headlab/core/random.hpp"
-#include "headlab/report/report.hpp"
-#include "headlab/data/text.hpp"
-#include "headlab/train/trainer.hpp"
-#include "train_common.hpp"
+#include "headlab/train/translate_task.hpp"
+#include "training_loop.hpp"
 
 namespace headlab {
 
@@ -186,180 +178,165 @@ std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& mo
   return out;
 }
 
-TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
-  using namespace detail;
-  namespace fs = std::filesystem;
-  using clock = std::chrono::steady_clock;
-  o.validate();
-  const AnomalyScope anomaly(o.detect_anomaly);
-  const auto t0 = clock::now();
-  const TranslationData data = load_data(o, log);
-  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
-  Transformer<float> model(o.model_config(data.src_vocab.size(), data.tgt_vocab.size()), init_rng);
-  xavier_matrices(model, init_rng);
-  model.train();
-  Adam<float> adam(model.parameters(), paper_adam_options());
-  const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
-  const std::vector<std::vector<std::size_t>> batch_rows = token_budget_batches(data.train, o.max_tokens);
-  std::vector<Batch> batches;
-  for (const auto& rows : batch_rows) batches.push_back(make_batch(data.train, rows));
-  const std::map<std::string, std::string> vocab_meta = {{"src_vocab", data.src_vocab.to_text()},
-                                                         {"tgt_vocab", data.tgt_vocab.to_text()}};
+namespace {
 
-  const std::string ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "checkpoint.safetensors").string();
-  const std::string best_ckpt = o.run_dir.empty() ? "" : (fs::path(o.run_dir) / "best.safetensors").string();
-  TrainState st = start_run(o, ckpt, model, adam, data_rng, dropout_rng, log);
-  log << "translate: model d_model " << o.d_model << ", heads " << o.heads << ", ff " << o.ff_dim << ", " << o.layers
-      << "+" << o.layers << " layers, " << model.parameter_count() << " parameters; " << batches.size()
-      << " batches of <= " << o.max_tokens << " tokens per epoch; seed " << o.seed << "\n";
+class TranslateTask : public detail::TrainingTask {
+ public:
+  TranslateTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
+      : o_(o),
+        data_(load_data(o, log)),
+        model_(o.model_config(data_.src_vocab.size(), data_.tgt_vocab.size()), init_rng),
+        checkpoint_extras_{{"src_vocab", data_.src_vocab.to_text()}, {"tgt_vocab", data_.tgt_vocab.to_text()}} {
+    detail::xavier_matrices(model_, init_rng);
+    for (const auto& rows : token_budget_batches(data_.train, o.max_tokens)) batches_.push_back(make_batch(data_.train, rows));
+    greedy_.beam = 1;
+    greedy_.length_penalty = o.length_penalty;
+    log << "translate: model d_model " << o.d_model << ", heads " << o.heads << ", ff " << o.ff_dim << ", " << o.layers
+        << "+" << o.layers << " layers, " << model_.parameter_count() << " parameters; " << batches_.size()
+        << " batches of <= " << o.max_tokens << " tokens per epoch; seed " << o.seed << "\n";
+  }
 
-  std::unique_ptr<ProgressReporter> progress = make_progress(o, st.step);
-  std::unique_ptr<MetricsWriter> metrics;
-  if (!o.run_dir.empty()) metrics = std::make_unique<MetricsWriter>(o.run_dir);
+  Module<float>& model() override { return model_; }
+  std::string name() const override { return "translation"; }
+  std::map<std::string, std::string> checkpoint_extras() const override { return checkpoint_extras_; }
 
-  DecodeOptions greedy;
-  greedy.beam = 1;
-  greedy.length_penalty = o.length_penalty;
-  TrainResult result;
-  nlohmann::json curve = nlohmann::json::array();
-  Module<float>::StateDict best_state;
-  double train_seconds = 0;
-  std::vector<double> step_seconds;
-  std::size_t epoch = SIZE_MAX;
-  std::vector<std::size_t> order;
-  auto evaluate = [&]() {
-    const double valid_loss = translation_loss(model, data.valid, o.max_tokens);
-    const double bleu = 100.0 * bleu_of(model, data, data.valid_text, o.eval_sentences, greedy).score.bleu;
-    curve.push_back({{"seconds", train_seconds}, {"step", st.step}, {"valid_loss", valid_loss}, {"valid_bleu", bleu}});
+  // The batch of step s (from 1) depends only on (seed, s): a shuffle per epoch.
+  detail::StepLoss step_loss(std::size_t step, Generator&, Generator& dropout_rng) override {
+    const std::size_t e = (step - 1) / batches_.size();
+    if (e != epoch_) {
+      epoch_ = e;
+      order_ = epoch_order(o_.seed, epoch_, batches_.size());
+    }
+    const Batch& b = batches_[order_[(step - 1) % batches_.size()]];
+    const Tensor<float> logits =
+        model_.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, &dropout_rng);  // (B, T-1, V)
+    const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
+    return {cross_entropy(reshape(logits, {-1, V}), b.target_out, 0, static_cast<float>(o_.label_smoothing)),
+            b.target_tokens};
+  }
+
+  // Validation loss and greedy BLEU; the best weights (highest BLEU, then lowest loss) are kept.
+  void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
+    const double valid_loss = translation_loss(model_, data_.valid, o_.max_tokens);
+    const double bleu = 100.0 * bleu_of(model_, data_, data_.valid_text, o_.eval_sentences, greedy_).score.bleu;
+    curve_.push_back(
+        {{"seconds", state.train_seconds}, {"step", state.train.step}, {"valid_loss", valid_loss}, {"valid_bleu", bleu}});
     // Best = highest BLEU; equal BLEU (early on, all 0) falls back to the lower validation loss.
-    const bool better = best_state.empty() || bleu > result.valid_bleu ||
+    const bool better = best_state_.empty() || bleu > result.valid_bleu ||
                         (bleu == result.valid_bleu && valid_loss < result.valid_loss);
     if (better) {
       result.valid_bleu = bleu;
       result.valid_loss = valid_loss;
-      best_state = model.state_dict();
-      if (!best_ckpt.empty())
-        save_checkpoint(best_ckpt, o, model, nullptr, data_rng, dropout_rng, st, vocab_meta);
+      best_state_ = model_.state_dict();
+      best_step_ = state.train.step;
+      const std::string best = detail::run_file(o_, "best.safetensors");
+      if (!best.empty()) {
+        Generator unused;
+        save_checkpoint(best, o_, model_, nullptr, unused, unused, state.train, checkpoint_extras_);
+      }
     }
-    if (o.progress != "none")
-      log << "step " << std::setw(6) << st.step << "  loss " << std::fixed << std::setprecision(4)
-          << (st.losses.empty() ? 0.0 : st.losses.back()) << "  valid loss " << valid_loss << "  valid BLEU "
-          << std::setprecision(2) << bleu << (better ? " *" : "  ") << "  (" << std::setprecision(1) << train_seconds
-          << " s training)" << std::defaultfloat << "\n";
-    return std::make_pair(valid_loss, bleu);
-  };
-
-  const auto budget_left = [&] { return o.time_budget <= 0 || train_seconds < o.time_budget; };
-  while (st.step < o.steps && budget_left()) {
-    const auto step_start = clock::now();
-    const std::size_t e = st.step / batches.size();
-    if (e != epoch) {
-      epoch = e;
-      order = epoch_order(o.seed, epoch, batches.size());
-    }
-    const Batch& b = batches[order[st.step % batches.size()]];
-    adam.zero_grad();
-    const Tensor<float> logits =
-        model.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, &dropout_rng);  // (B, T-1, V)
-    const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
-    const Tensor<float> loss = cross_entropy(reshape(logits, {-1, V}), b.target_out, 0, static_cast<float>(o.label_smoothing));
-    const double loss_value = optimise_step(loss, adam, model.parameters(), schedule, o, st.step + 1);
-    ++st.step;
-    st.losses.push_back(loss_value);
-    const double secs = std::chrono::duration<double>(clock::now() - step_start).count();
-    train_seconds += secs;
-    step_seconds.push_back(secs);
-    const double tokens_per_s = double(b.target_tokens) / secs;
-    if (progress) progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s);
-    MetricRow row;
-    row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
-    result.interrupted = stop_requested();
-    const bool last = st.step == o.steps || !budget_left() || result.interrupted;
-    if (result.interrupted) {
-      clear_stop_request();
-      log << "interrupted at step " << st.step << "\n";
-    } else if (st.step % o.eval_every == 0 || last) {
-      const auto [valid_loss, bleu] = evaluate();
-      row.set("valid_loss", valid_loss).set("valid_bleu", bleu).set("train_seconds", train_seconds);
-    }
-    if (metrics) metrics->write(row);
-    if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
-      save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, vocab_meta);
-    if (result.interrupted) break;
+    row.set("valid_loss", valid_loss).set("valid_bleu", bleu);
+    log << "step " << std::setw(6) << state.train.step << "  loss " << std::fixed << std::setprecision(4)
+        << (state.train.losses.empty() ? 0.0 : state.train.losses.back()) << "  valid loss " << valid_loss
+        << "  valid BLEU " << std::setprecision(2) << bleu << (better ? " *" : "  ") << "  (" << std::setprecision(1)
+        << state.train_seconds << " s training)" << std::defaultfloat << "\n";
   }
-  if (progress) progress->finish();
-  if (result.interrupted) {  // stop promptly: the checkpoint is saved, no final evaluation
-    result.steps_done = st.step;
-    result.losses = st.losses;
-    result.train_seconds = train_seconds;
-    result.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    return result;
-  }
-  if (best_state.empty()) evaluate();  // no step ran (a resumed run that was already done)
-  model.load_state_dict(best_state);   // the best-BLEU weights from here on
 
-  nlohmann::json examples = nlohmann::json::array();
-  if (!data.test_text.empty()) {
-    DecodeOptions beam = greedy;
-    beam.beam = o.beam;
-    const BleuResult g = bleu_of(model, data, data.test_text, 0, greedy);
-    const BleuResult bs = bleu_of(model, data, data.test_text, 0, beam);
+  void finish(const detail::LoopState& state, TrainResult& result, std::ostream& log) override {
+    if (state.interrupted) return;  // stop promptly: the checkpoint is saved, no final evaluation
+    if (best_state_.empty()) {      // no step ran (a resumed run that was already done)
+      MetricRow unused;
+      evaluate(state, result, unused, log);
+    }
+    model_.load_state_dict(best_state_);  // the best-BLEU weights from here on
+    nlohmann::json examples = test_bleu(result, log);
+    if (!o_.run_dir.empty()) write_summary(state, result, examples);
+  }
+
+ private:
+  // Test BLEU of the best weights, greedy and beam; the hypotheses go to test.{ref,greedy,beam}.txt.
+  nlohmann::json test_bleu(TrainResult& result, std::ostream& log) {
+    nlohmann::json examples = nlohmann::json::array();
+    if (data_.test_text.empty()) return examples;
+    DecodeOptions beam = greedy_;
+    beam.beam = o_.beam;
+    const BleuResult g = bleu_of(model_, data_, data_.test_text, 0, greedy_);
+    const BleuResult bs = bleu_of(model_, data_, data_.test_text, 0, beam);
     result.test_bleu_greedy = 100.0 * g.score.bleu;
     result.test_bleu_beam = 100.0 * bs.score.bleu;
     log << "test BLEU (best validation weights): greedy " << std::fixed << std::setprecision(2) << result.test_bleu_greedy
-        << ", beam " << o.beam << " " << result.test_bleu_beam << std::defaultfloat << "\n";
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, data.test_text.size()); ++i)
-      examples.push_back({{"source", data.test_text[i].source},
-                          {"reference", data.test_text[i].target},
+        << ", beam " << o_.beam << " " << result.test_bleu_beam << std::defaultfloat << "\n";
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, data_.test_text.size()); ++i)
+      examples.push_back({{"source", data_.test_text[i].source},
+                          {"reference", data_.test_text[i].target},
                           {"greedy", joined(g.hypotheses[i])},
                           {"beam", joined(bs.hypotheses[i])}});
-    if (!o.run_dir.empty()) {
-      std::ofstream ref(fs::path(o.run_dir) / "test.ref.txt"), hg(fs::path(o.run_dir) / "test.greedy.txt"),
-          hb(fs::path(o.run_dir) / "test.beam.txt");
-      for (std::size_t i = 0; i < data.test_text.size(); ++i) {
-        ref << joined(tokenize(data.test_text[i].target)) << "\n";
+    if (!o_.run_dir.empty()) {
+      std::ofstream ref(detail::run_file(o_, "test.ref.txt")), hg(detail::run_file(o_, "test.greedy.txt")),
+          hb(detail::run_file(o_, "test.beam.txt"));
+      for (std::size_t i = 0; i < data_.test_text.size(); ++i) {
+        ref << joined(tokenize(data_.test_text[i].target)) << "\n";
         hg << joined(g.hypotheses[i]) << "\n";
         hb << joined(bs.hypotheses[i]) << "\n";
       }
     }
+    return examples;
   }
-  result.steps_done = st.step;
-  result.losses = st.losses;
-  result.train_seconds = train_seconds;
-  result.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-  if (!o.run_dir.empty()) {
-    const std::vector<double> after_warmup(step_seconds.begin() + std::min<std::ptrdiff_t>(20, std::ptrdiff_t(step_seconds.size())),
-                                           step_seconds.end());
+
+  void write_summary(const detail::LoopState& state, TrainResult& result, const nlohmann::json& examples) const {
+    const std::vector<double>& step_seconds = state.step_seconds;
+    const std::vector<double> after_warmup(
+        step_seconds.begin() + std::min<std::ptrdiff_t>(20, std::ptrdiff_t(step_seconds.size())), step_seconds.end());
     double src_tokens = 0, tgt_tokens = 0;  // mean lengths of the validation pairs, for FLOPs per token
-    for (const auto& e : data.valid) {
+    for (const auto& e : data_.valid) {
       src_tokens += double(e.source.size());
       tgt_tokens += double(e.target.size() - 1);
     }
-    const double n_valid = double(std::max<std::size_t>(data.valid.size(), 1));
+    const double n_valid = double(std::max<std::size_t>(data_.valid.size(), 1));
+    result.seconds = state.seconds();
     nlohmann::json summary = {{"side", "headlab"},
                               {"task", "translate"},
                               {"interrupted", result.interrupted},
                               {"seconds", result.seconds},
                               {"flops_per_token", transformer_flops_per_token(
-                                                      model.config(), std::size_t(src_tokens / n_valid + 0.5),
+                                                      model_.config(), std::size_t(src_tokens / n_valid + 0.5),
                                                       std::max<std::size_t>(1, std::size_t(tgt_tokens / n_valid + 0.5)))},
-                              {"steps", st.step},
-                              {"train_seconds", train_seconds},
+                              {"steps", state.train.step},
+                              {"train_seconds", state.train_seconds},
                               {"ms_per_step", 1000.0 * median(after_warmup.empty() ? step_seconds : after_warmup)},
                               {"valid_loss", result.valid_loss},
                               {"valid_bleu", result.valid_bleu},
+                              {"best_step", best_step_},
                               {"test_bleu_greedy", result.test_bleu_greedy},
                               {"test_bleu_beam", result.test_bleu_beam},
                               {"peak_rss_mb", peak_rss_mb()},
-                              {"parameters", model.parameter_count()},
-                              {"curve", curve},
+                              {"parameters", model_.parameter_count()},
+                              {"curve", curve_},
                               {"examples", examples}};
-    std::ofstream(fs::path(o.run_dir) / "summary.json") << summary.dump(2) << "\n";
-    std::vector<double> steps(st.losses.size());
-    for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
-    std::ofstream(fs::path(o.run_dir) / "loss.svg") << svg_loss_curve(steps, st.losses, "translation: training loss");
+    std::ofstream(detail::run_file(o_, "summary.json")) << summary.dump(2) << "\n";
   }
-  return result;
+
+  const TrainOptions& o_;
+  const TranslationData data_;
+  Transformer<float> model_;
+  const std::map<std::string, std::string> checkpoint_extras_;
+  std::vector<Batch> batches_;
+  DecodeOptions greedy_;
+  std::size_t epoch_ = SIZE_MAX;
+  std::vector<std::size_t> order_;
+  nlohmann::json curve_ = nlohmann::json::array();
+  Module<float>::StateDict best_state_;
+  std::size_t best_step_ = 0;
+};
+
+}  // namespace
+
+TrainResult train_translation(const TrainOptions& o, std::ostream& log) {
+  o.validate();
+  const detail::AnomalyScope anomaly(o.detect_anomaly);
+  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
+  TranslateTask task(o, init_rng, log);
+  return detail::run_training_loop(task, o, data_rng, dropout_rng, log);
 }
 
 }  // namespace headlab

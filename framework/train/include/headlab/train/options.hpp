@@ -64,7 +64,7 @@ class OptionError : public ValueError {
   X(std::size_t,   max_len,         "max-len",         64,       64,        64,       true,  kTranslate,            \
     "longest sequence in ids, <s>/</s> included (longer training pairs are skipped)")                             \
   X(double,        time_budget,     "time-budget",     0.0,      0.0,       0.0,      true,  kAllTasks,             \
-    "stop after this many seconds (translate: training steps only; else wall time); 0 = no limit")                \
+    "stop after this many seconds of training steps (evaluation excluded); 0 = no limit")                        \
   X(std::size_t,   beam,            "beam",            4,        4,         4,        true,  kTranslate,            \
     "beam size for the final test BLEU")                                                                          \
   X(double,        length_penalty,  "length-penalty",  0.6,      0.6,       0.6,      true,  kTranslate,            \

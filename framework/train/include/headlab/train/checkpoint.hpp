@@ -1,0 +1,58 @@
+// headlab/train/checkpoint.hpp: a training run's checkpoint, saved and read back.
+//
+// A checkpoint is a safetensors file (headlab/data/safetensors.hpp): tensors "model.<name>" (and
+// "optim.<name>" unless it keeps the weights only), metadata format, options
+// (TrainOptions::to_text), step, the two generators' states, the loss history, and task extras
+// (the vocabularies of a translation model). Saves are atomic: a temporary file, then a rename.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "headlab/core/random.hpp"
+#include "headlab/data/safetensors.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/optim/optim.hpp"
+#include "headlab/train/options.hpp"
+
+namespace headlab {
+
+// The counters a run resumes from.
+struct TrainState {
+  std::size_t step = 0;
+  std::vector<double> losses;  // one per step, from step 1
+};
+
+inline const char* kCheckpointFormat = "headlab-train-checkpoint-1";
+
+// adam == nullptr keeps the weights only (best.safetensors).
+void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
+                     const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
+                     const TrainState& st, const std::map<std::string, std::string>& extra_metadata = {});
+// The file, its format checked (ValueError otherwise).
+TensorFile load_checkpoint_file(const std::string& path);
+// One metadata entry (ValueError naming the file and key when it is missing).
+const std::string& checkpoint_meta(const TensorFile& file, const std::string& key);
+// Restores model, optimiser, generators and counters for a resume. The saved options must equal `o`
+// in everything but the run length (steps, time budget, stop-at-perfect): else ValueError naming the
+// options that differ. Validates everything before changing anything.
+TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model, Adam<float>& adam,
+                           Generator& data_rng, Generator& dropout_rng);
+
+// A trained model read back from a run's checkpoint (strictly validated), with the options it was
+// trained with. The model is in eval mode.
+struct LoadedModel {
+  TrainOptions options;
+  std::unique_ptr<Transformer<float>> model;  // copy and translate
+  std::unique_ptr<DecoderOnlyLM<float>> lm;   // induction
+  std::size_t step = 0;
+  Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
+};
+LoadedModel load_trained_model(const std::string& checkpoint_path);
+// The same on a checkpoint already in memory (parse_safetensors_bytes; a fuzzing entry point).
+LoadedModel load_trained_model(const TensorFile& checkpoint);
+
+}  // namespace headlab

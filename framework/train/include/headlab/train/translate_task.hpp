@@ -1,0 +1,43 @@
+// headlab/train/translate_task.hpp: translation from a two-column TSV parallel corpus.
+//
+// Reads --train, --valid and optionally --test, builds word vocabularies from the training side
+// (headlab/data/text.hpp), batches by a token budget (headlab/data/batching.hpp), reports validation
+// loss and greedy BLEU as it trains, keeps the best-BLEU weights (best.safetensors), and ends with
+// test BLEU, greedy and beam.
+//
+// One step:  batch = batches[order_e[s mod n]]   (epoch e = s / n, order_e a seeded shuffle)
+//            logits = model(source, target[:, :-1], padding masks)      (B, T-1, V_tgt)
+//            loss = cross_entropy(logits, target[:, 1:], ignore <pad>, smoothing)
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "headlab/data/batching.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/train/decoding.hpp"
+#include "headlab/train/options.hpp"
+
+namespace headlab {
+
+struct TrainResult;
+
+TrainResult train_translation(const TrainOptions& options, std::ostream& log);
+
+// A pair as model ids: source + </s>, and <s> + target + </s>.
+EncodedPair encode_pair(const Vocabulary& src_vocab, const Vocabulary& tgt_vocab, const ParallelPair& pair);
+// Mean token negative log-likelihood (no smoothing) over `pairs`, in eval mode, without a graph.
+double translation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens);
+
+// Tokenizes, encodes (+ </s>), decodes (greedy, or beam when options.beam > 1)
+// in length-sorted chunks of `chunk` sentences, and returns each output's tokens
+// in input order. Throws ValueError naming the sentence when one is longer than
+// the model allows.
+std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& model, const Vocabulary& src_vocab,
+                                                          const Vocabulary& tgt_vocab,
+                                                          const std::vector<std::string>& sentences,
+                                                          const DecodeOptions& options, std::size_t chunk = 64);
+
+}  // namespace headlab

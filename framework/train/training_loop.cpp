@@ -1,0 +1,182 @@
+// training_loop.cpp: the one loop every task trains through (training_loop.hpp).
+#include "training_loop.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "headlab/core/anomaly.hpp"
+
+namespace headlab::detail {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Adam as in Vaswani et al.: beta1 0.9, beta2 0.98, eps 1e-9 (the learning rate comes from the schedule).
+AdamOptions paper_adam_options() {
+  AdamOptions ao;
+  ao.beta1 = 0.9;
+  ao.beta2 = 0.98;
+  ao.eps = 1e-9;
+  return ao;
+}
+
+// Progress on stderr as --progress says: a bar on a terminal, plain lines otherwise; none: nullptr.
+std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size_t start_step) {
+  if (o.progress == "none") return nullptr;
+  ProgressOptions po;
+  po.mode = o.progress == "bar" ? ProgressMode::Bar : o.progress == "lines" ? ProgressMode::Lines : ProgressMode::Auto;
+  po.start_step = static_cast<std::int64_t>(start_step);
+  return std::make_unique<ProgressReporter>(static_cast<std::int64_t>(o.steps), std::cerr, po);
+}
+
+// The update of step `step` (from 1) for a computed loss: checks it is finite (else NumericalError
+// naming the step), backward, clip by global norm, lr = schedule(step), Adam step.
+double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::vector<Tensor<float>>& params,
+                     const NoamSchedule& schedule, const TrainOptions& o, std::size_t step) {
+  const double value = loss.item();
+  if (!std::isfinite(value)) {
+    throw NumericalError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
+                         "; the last checkpoint (if any) is kept; rerun with --detect-anomaly to find the op that "
+                         "first made a NaN or an infinity");
+  }
+  loss.backward();
+  if (o.clip_norm > 0) clip_grad_norm(params, o.clip_norm);
+  adam.set_lr(schedule.lr(step));
+  adam.step();
+  return value;
+}
+
+// An ostream that drops everything: evaluation lines under --progress none.
+struct NullBuffer : std::streambuf {
+  int overflow(int c) override { return c; }
+};
+
+}  // namespace
+
+std::string run_file(const TrainOptions& o, const std::string& name) {
+  return o.run_dir.empty() ? std::string() : (fs::path(o.run_dir) / name).string();
+}
+
+TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generator& data_rng, Generator& dropout_rng,
+                              std::ostream& log) {
+  Module<float>& model = task.model();
+  model.train();
+  Adam<float> adam(model.parameters(), paper_adam_options());
+  const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
+  const std::string ckpt = run_file(o, "checkpoint.safetensors");
+  const std::map<std::string, std::string> extras = task.checkpoint_extras();
+
+  // Start or resume; the run's one config file is written once the options are known to fit.
+  LoopState state;
+  if (!o.run_dir.empty()) fs::create_directories(o.run_dir);
+  if (o.resume) {
+    state.train = load_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng);
+    log << "resumed from " << ckpt << " at step " << state.train.step << "\n";
+  }
+  if (!o.run_dir.empty()) std::ofstream(run_file(o, "config.ini")) << o.to_config_ini();
+
+  std::unique_ptr<ProgressReporter> progress = make_progress(o, state.train.step);
+  std::unique_ptr<MetricsWriter> metrics;
+  if (!o.run_dir.empty()) metrics = std::make_unique<MetricsWriter>(o.run_dir);
+  NullBuffer discard;
+  std::ostream quiet(&discard);
+  std::ostream& eval_log = o.progress == "none" ? quiet : log;
+  const auto budget_left = [&] { return o.time_budget <= 0 || state.train_seconds < o.time_budget; };
+
+  TrainResult result;
+  TrainState& st = state.train;
+  while (st.step < o.steps && budget_left()) {
+    const auto step_start = Clock::now();
+    adam.zero_grad();
+    const StepLoss step = task.step_loss(st.step + 1, data_rng, dropout_rng);
+    const double loss_value = optimise_step(step.loss, adam, model.parameters(), schedule, o, st.step + 1);
+    ++st.step;
+    st.losses.push_back(loss_value);
+    state.lr = adam.lr();
+    const double secs = seconds_since(step_start);
+    state.train_seconds += secs;
+    state.step_seconds.push_back(secs);
+    const double tokens_per_s = double(step.tokens) / secs;
+    if (progress) progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s);
+    MetricRow row;
+    row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
+
+    state.interrupted = stop_requested();
+    const bool last = st.step == o.steps || !budget_left() || state.interrupted;
+    state.evaluated_last = !state.interrupted && (st.step % o.eval_every == 0 || last);
+    if (state.interrupted) {
+      clear_stop_request();
+      log << "interrupted at step " << st.step << "\n";
+    } else if (state.evaluated_last) {
+      task.evaluate(state, result, row, eval_log);
+      row.set("train_seconds", state.train_seconds);
+    }
+    if (metrics) metrics->write(row);
+    if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
+      save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
+    if (state.interrupted) break;
+    if (state.evaluated_last && task.should_stop(state, result)) break;
+  }
+  if (progress) progress->finish();
+  if (!ckpt.empty()) {
+    save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
+    std::vector<double> steps(st.losses.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
+    std::ofstream(run_file(o, "loss.svg")) << svg_loss_curve(steps, st.losses, task.name() + ": training loss");
+  }
+  result.steps_done = st.step;
+  result.losses = st.losses;
+  result.interrupted = state.interrupted;
+  result.train_seconds = state.train_seconds;
+  result.seconds = state.seconds();
+  task.finish(state, result, eval_log);
+  result.seconds = state.seconds();
+  return result;
+}
+
+// ---- What the tasks share ----------------------------------------------------------------------
+// The Annotated Transformer's make_model: xavier_uniform on every matrix,
+// U(-a, a) with a = sqrt(6 / (fan_in + fan_out)). Embeddings then start small
+// next to the positional encoding (N(0, 1) * sqrt(D) would drown it out).
+void xavier_matrices(Module<float>& model, Generator& gen) {
+  for (auto& [name, p] : model.named_parameters()) {
+    if (p.dim() < 2) continue;
+    const Shape s = p.shape();
+    const double bound = std::sqrt(6.0 / static_cast<double>(s[0] + s[1]));
+    for (float& v : p.mutable_value()) v = static_cast<float>(gen.uniform(-bound, bound));
+  }
+}
+
+void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
+                   const std::map<std::string, double>& extra) {
+  nlohmann::json summary = {{"task", task_name(o.task)},
+                            {"steps", r.steps_done},
+                            {"train_seconds", r.train_seconds},
+                            {"seconds", r.seconds},
+                            {"valid_loss", r.valid_loss},
+                            {"parameters", parameters},
+                            {"flops_per_token", flops_per_token},
+                            {"interrupted", r.interrupted}};
+  if (o.task == Task::copy) summary["valid_accuracy"] = r.exact_match;
+  if (o.task == Task::induction) summary["valid_accuracy"] = r.repeated_accuracy;
+  for (const auto& [key, value] : extra) summary[key] = value;
+  std::ofstream(run_file(o, "summary.json")) << summary.dump(2) << "\n";
+}
+
+AnomalyScope::AnomalyScope(bool on) : previous_(anomaly_detection_enabled()) {
+  set_anomaly_detection(on || previous_);
+}
+AnomalyScope::~AnomalyScope() { set_anomaly_detection(previous_); }
+
+}  // namespace headlab::detail

@@ -1,0 +1,103 @@
+// training_loop.hpp (internal): the one training loop every task runs through.
+//
+// A task (copy_task.cpp, translate_task.cpp, induction_task.cpp) builds its model and its data,
+// and says three things: the loss of one step, how to score the weights, and what to write at the
+// end. The loop does the rest, the same for every task:
+//
+//   resume (checkpoint.safetensors) or start; write config.ini
+//   while step < steps and the time budget lasts:
+//     loss = task.step_loss(step)                 the task's batch through its model
+//     backward; clip_grad_norm; lr = Noam(step); Adam step
+//     progress line / bar; metrics.jsonl row
+//     a stop request (SIGINT/SIGTERM): save and stop, no evaluation
+//     every eval_every steps and at the last step: task.evaluate (its numbers join the row)
+//     every save_every steps and at the last step: save the checkpoint
+//     task.should_stop() (copy: 100% exact match) ends the run early
+//   save the checkpoint; loss.svg; task.finish (final scores, summary.json, its files)
+//
+// The time budget counts training steps only: evaluations, saving and start-up are left out.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "headlab/core/random.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/optim/optim.hpp"
+#include "headlab/report/report.hpp"
+#include "headlab/train/checkpoint.hpp"
+#include "headlab/train/trainer.hpp"
+
+namespace headlab::detail {
+
+// The loss of one training step and the target tokens it covers (for tokens/s).
+struct StepLoss {
+  Tensor<float> loss;
+  std::size_t tokens = 0;
+};
+
+// Where the loop stands, for the task's evaluation line and its final files.
+struct LoopState {
+  TrainState train;             // step, loss history
+  double lr = 0;                // the learning rate of the last step
+  double train_seconds = 0;     // time in training steps so far (this call)
+  std::vector<double> step_seconds;  // each step's time (this call)
+  bool interrupted = false;     // a stop request ended the run
+  bool evaluated_last = false;  // the last step ran an evaluation
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  double seconds() const {  // wall time since the run started (this call)
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+};
+
+class TrainingTask {
+ public:
+  virtual ~TrainingTask() = default;
+  virtual Module<float>& model() = 0;
+  virtual std::string name() const = 0;  // "copy task", the title of loss.svg
+  // Forward pass of step `step` (from 1) in training mode: data from data_rng, dropout from dropout_rng.
+  virtual StepLoss step_loss(std::size_t step, Generator& data_rng, Generator& dropout_rng) = 0;
+  // Scores the current weights: sets the task's numbers in `result` and `row`, prints one line to log.
+  virtual void evaluate(const LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) = 0;
+  // Asked after each evaluation: true ends the run early.
+  virtual bool should_stop(const LoopState&, const TrainResult&) const { return false; }
+  // Metadata saved with every checkpoint of this run (a translation model's vocabularies).
+  virtual std::map<std::string, std::string> checkpoint_extras() const { return {}; }
+  // After the loop and the last save: final scores and the task's files in the run directory.
+  virtual void finish(const LoopState& state, TrainResult& result, std::ostream& log) = 0;
+};
+
+// Runs `task` as the options say. data_rng and dropout_rng are the run's generators (seed + 1,
+// seed + 2); the task built its model from seed. Returns the result the task filled in, with steps,
+// losses, seconds and interruption set by the loop.
+TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generator& data_rng, Generator& dropout_rng,
+                              std::ostream& log);
+
+// ---- What the tasks share ----------------------------------------------------------------------
+// Anomaly detection on for the run when o.detect_anomaly, restored afterwards.
+class AnomalyScope {
+ public:
+  explicit AnomalyScope(bool on);
+  ~AnomalyScope();
+  AnomalyScope(const AnomalyScope&) = delete;
+  AnomalyScope& operator=(const AnomalyScope&) = delete;
+
+ private:
+  bool previous_;
+};
+// RUN_DIR/summary.json, the final numbers of a run (what `headlab ablate` aggregates):
+// task, steps, train_seconds, seconds, valid_loss, valid_accuracy (copy: exact match;
+// induction: repeated-half accuracy; absent for translate), parameters,
+// flops_per_token, interrupted, and the task's own `extra` fields.
+void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
+                   const std::map<std::string, double>& extra = {});
+// xavier_uniform on every matrix (The Annotated Transformer's make_model).
+void xavier_matrices(Module<float>& model, Generator& gen);
+// RUN_DIR/<name>, or "" without a run directory.
+std::string run_file(const TrainOptions& o, const std::string& name);
+
+}  // namespace headlab::detail
