@@ -1,4 +1,4 @@
-// attention_module.cpp: MultiHeadAttention and its variants.
+// module.cpp: MultiHeadAttention and its variants.
 //
 // One forward, with the shape of every intermediate (self-attention, T = L = S
 // without a cache; d = head size, g = h / h_kv):
@@ -172,11 +172,33 @@ AttentionOutput<T> MultiHeadAttention<T>::forward(const Tensor<T>& x, const Tens
   return attend(x, &memory, call, nullptr);
 }
 
+// ---- One forward, step by step ------------------------------------------
+// attend() below is the list of steps. The steps that read the module's parameters
+// or state are private member functions; the others are file-local functions of
+// their arguments. Shapes as at the top of this file (S = the keys: the cached ones
+// followed by the new ones, or the memory's length for cross-attention).
+
+// q, k, v split into heads: q (B, h, L, d_qk), k (B, h_kv, S, d_qk), v (B, h_kv, S, d),
+// where d_qk = d, or d + d_R for MLA with rope (h_kv = h for MLA).
 template <typename T>
-AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tensor<T>* memory,
-                                                 const AttentionCall<T>& call, KVCache<T>* cache) {
-  const AttentionConfig& c = config_;
-  const std::size_t D = c.d_model, h = c.num_heads, hkv = c.kv_heads(), d = c.dim_head();
+struct MultiHeadAttention<T>::Heads {
+  Tensor<T> q, k, v;
+};
+
+// MLA before its up-projections: the queries (B, h, L, d) without their rotary part, the
+// latent c (B, S, d_c) and, with rope, the rotary key k_R (B, S, d_R), already rotated.
+// c and k_R are what MLA's cache keeps.
+template <typename T>
+struct MultiHeadAttention<T>::Latent {
+  Tensor<T> q, c, k_rot;
+};
+
+namespace {
+
+// x (B, L, D) and memory (B, S, D) must match the module; ShapeError / ValueError otherwise.
+template <typename T>
+void check_inputs(const AttentionConfig& c, const Tensor<T>& x, const Tensor<T>* memory) {
+  const std::size_t D = c.d_model;
   const Shape xs = x.shape();
   if (xs.size() != 3 || xs[2] != D) {
     throw ShapeError("MultiHeadAttention: query input " + shape_str(xs) + " should be (B, L, " + std::to_string(D) +
@@ -187,98 +209,207 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
                      std::to_string(xs[0]) + ", S, " + std::to_string(D) + ") for query input " + shape_str(xs));
   }
   if (memory && c.rope) throw ValueError("MultiHeadAttention: rope is for self-attention only");
-  const std::size_t L = xs[1];
-  const Tensor<T>& src = memory ? *memory : x;  // where keys and values come from
+}
 
-  // Absolute positions of the new tokens: after whatever the cache has seen.
-  const std::size_t offset = cache ? cache->length() : 0;
-  std::vector<std::int64_t> qpos(L);
-  for (std::size_t i = 0; i < L; ++i) qpos[i] = static_cast<std::int64_t>(offset + i);
+// The absolute positions (L) of L new tokens: offset, offset + 1, ..., offset + L - 1,
+// where offset is the number of tokens the cache has seen (0 without a cache).
+std::vector<std::int64_t> new_token_positions(std::size_t offset, std::size_t L) {
+  std::vector<std::int64_t> positions(L);
+  for (std::size_t i = 0; i < L; ++i) positions[i] = static_cast<std::int64_t>(offset + i);
+  return positions;
+}
 
-  Tensor<T> q, k, v;                 // (B, h, L, d), (B, h_kv, S, d), (B, h_kv, S, d)
-  std::vector<std::int64_t> kpos;    // positions of k's S entries
-  if (!c.is_latent()) {
-    const Tensor<T> w_in = this->parameter("in_proj_weight");
-    const Tensor<T> b_in = maybe(*this, "in_proj_bias", c.bias);
-    if (!memory) {
-      const Tensor<T> proj = linear(x, w_in, b_in);  // (B, L, (h + 2 h_kv) d)
-      auto parts = split(proj, {h * d, hkv * d, hkv * d}, -1);
-      q = split_heads(parts[0], h);
-      k = split_heads(parts[1], hkv);
-      v = split_heads(parts[2], hkv);
-    } else {
-      // Cross-attention: rows [0, h d) of W_in project the queries, the rest keys and values.
-      const Tensor<T> w_q = narrow(w_in, 0, 0, h * d), w_kv = narrow(w_in, 0, h * d, 2 * hkv * d);
-      const Tensor<T> b_q = c.bias ? narrow(b_in, 0, 0, h * d) : Tensor<T>();
-      const Tensor<T> b_kv = c.bias ? narrow(b_in, 0, h * d, 2 * hkv * d) : Tensor<T>();
-      q = split_heads(linear(x, w_q, b_q), h);
-      auto kv = split(linear(*memory, w_kv, b_kv), {hkv * d, hkv * d}, -1);
-      k = split_heads(kv[0], hkv);
-      v = split_heads(kv[1], hkv);
-    }
-    if (c.rope) {
-      q = rope(q, qpos, c.rope_base);
-      k = rope(k, qpos, c.rope_base);
-    }
-    kpos = memory ? std::vector<std::int64_t>() : qpos;
-    if (cache) {
-      // K and V of the kv heads only; cached entries are constants (no graph). The keys are then
-      // the cached ones followed by the new ones (along S), at the positions the cache has seen
-      // followed by qpos; the new k, v go into the cache (append handles window eviction).
-      // BEGIN TASK 4.4: KV cache step
-      HEADLAB_TASK("4.4");
-      std::vector<std::int64_t> all = cache->positions();
-      all.insert(all.end(), qpos.begin(), qpos.end());
-      const Array<T> k_new = k.value(), v_new = v.value();
-      if (cache->stored_tokens() > 0) {
-        k = concat<T>({Tensor<T>(cache->first()), k}, 2);
-        v = concat<T>({Tensor<T>(cache->second()), v}, 2);
-      }
-      kpos = all;
-      cache->append(k_new, v_new, 2, c.window, c.sinks);
-      // END TASK 4.4
-    }
+// KV cache step (self-attention; `cache` is not null). In: k, v (B, h_kv, L, d), the kv heads
+// of the L new tokens, at positions qpos (L). Out: k, v (B, h_kv, S, d) = the cached entries
+// followed by the new ones along S (axis 2; cached entries are constants, no graph), kpos (S) =
+// the positions the cache has seen followed by qpos; and the new k, v are in the cache (append
+// handles window eviction: it keeps the sinks and the newest `window` entries).
+template <typename T>
+void kv_cache_step(const AttentionConfig& c, const std::vector<std::int64_t>& qpos, KVCache<T>* cache, Tensor<T>& k,
+                   Tensor<T>& v, std::vector<std::int64_t>& kpos) {
+  // BEGIN TASK 4.4: KV cache step
+  HEADLAB_TASK("4.4");
+  std::vector<std::int64_t> all = cache->positions();
+  all.insert(all.end(), qpos.begin(), qpos.end());
+  const Array<T> k_new = k.value(), v_new = v.value();
+  if (cache->stored_tokens() > 0) {
+    k = concat<T>({Tensor<T>(cache->first()), k}, 2);
+    v = concat<T>({Tensor<T>(cache->second()), v}, 2);
+  }
+  kpos = all;
+  cache->append(k_new, v_new, 2, c.window, c.sinks);
+  // END TASK 4.4
+}
+
+// MLA's cache step (self-attention; `cache` is not null): the same as kv_cache_step on what MLA
+// caches. In: latent (B, L, d_c) and k_rot (B, L, d_R) of the new tokens. Out: both prefixed with
+// the cached entries along S (axis 1), kpos = the cached positions ++ qpos; the new entries are
+// appended (without rope, an empty (B, L, 0) stands in for k_rot).
+template <typename T>
+void latent_cache_step(const AttentionConfig& c, const std::vector<std::int64_t>& qpos, KVCache<T>* cache,
+                       Tensor<T>& latent, Tensor<T>& k_rot, std::vector<std::int64_t>& kpos) {
+  std::vector<std::int64_t> all = cache->positions();
+  all.insert(all.end(), qpos.begin(), qpos.end());
+  const Array<T> latent_new = latent.value();
+  const Array<T> rot_new =
+      c.rope ? k_rot.value() : Array<T>(xt::zeros<T>({latent.size(0), latent.size(1), std::size_t(0)}));
+  if (cache->stored_tokens() > 0) {
+    latent = concat<T>({Tensor<T>(cache->first()), latent}, 1);
+    if (c.rope) k_rot = concat<T>({Tensor<T>(cache->second()), k_rot}, 1);
+  }
+  kpos = all;
+  cache->append(latent_new, rot_new, 1, c.window, c.sinks);
+}
+
+// Head mask: Y_h *= xi_h, with y (B, h, L, d) and xi (h) viewed as (1, h, 1, 1).
+// An undefined xi leaves y as it is; ShapeError unless xi has shape (h).
+template <typename T>
+Tensor<T> apply_head_mask(const Tensor<T>& y, const Tensor<T>& xi, std::size_t h) {
+  if (!xi.defined()) return y;
+  if (xi.shape() != Shape{h}) {
+    throw ShapeError("MultiHeadAttention: head_mask " + shape_str(xi.shape()) + " should be (" + std::to_string(h) +
+                     ")");
+  }
+  return y * reshape(xi, {1, static_cast<std::ptrdiff_t>(h), 1, 1});
+}
+
+}  // namespace
+
+template <typename T>
+AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tensor<T>* memory,
+                                                 const AttentionCall<T>& call, KVCache<T>* cache) {
+  check_inputs(config_, x, memory);
+  // Positions: the new tokens come after whatever the cache has seen; in self-attention the
+  // keys are at the same positions (the cache step puts the cached ones first); cross-attention
+  // keys have none (no position mask).
+  const std::vector<std::int64_t> qpos = new_token_positions(cache ? cache->length() : 0, x.size(1));
+  std::vector<std::int64_t> kpos = memory ? std::vector<std::int64_t>() : qpos;
+
+  Heads heads;
+  if (!config_.is_latent()) {
+    heads = project_heads(x, memory, qpos);                                  // projections [and rope]
+    if (cache) kv_cache_step(config_, qpos, cache, heads.k, heads.v, kpos);  // task 4.4
   } else {
-    // MLA: queries as usual; keys and values through the shared latent c.
-    q = split_heads(linear(x, this->parameter("q_proj.weight"), maybe(*this, "q_proj.bias", c.bias)), h);
-    Tensor<T> latent = linear(src, this->parameter("kv_down_proj.weight"), maybe(*this, "kv_down_proj.bias", c.bias));
-    Tensor<T> k_rot;  // (B, S, d_R), already rotated
-    if (c.rope) {
-      const Tensor<T> k_r = linear(src, this->parameter("k_rope_proj.weight"), maybe(*this, "k_rope_proj.bias", c.bias));
-      const auto s0 = static_cast<std::ptrdiff_t>(k_r.size(0)), s1 = static_cast<std::ptrdiff_t>(k_r.size(1)),
-                 s2 = static_cast<std::ptrdiff_t>(c.rope_dim);
-      k_rot = reshape(rope(reshape(k_r, {s0, 1, s1, s2}), qpos, c.rope_base), {s0, s1, s2});
-    }
-    kpos = memory ? std::vector<std::int64_t>() : qpos;
-    if (cache) {
-      std::vector<std::int64_t> all = cache->positions();
-      all.insert(all.end(), qpos.begin(), qpos.end());
-      const Array<T> latent_new = latent.value();
-      const Array<T> rot_new = c.rope ? k_rot.value() : Array<T>(xt::zeros<T>({xs[0], L, std::size_t(0)}));
-      if (cache->stored_tokens() > 0) {
-        latent = concat<T>({Tensor<T>(cache->first()), latent}, 1);
-        if (c.rope) k_rot = concat<T>({Tensor<T>(cache->second()), k_rot}, 1);
-      }
-      kpos = all;
-      cache->append(latent_new, rot_new, 1, c.window, c.sinks);
-    }
-    k = split_heads(linear(latent, this->parameter("k_up_proj.weight"), maybe(*this, "k_up_proj.bias", c.bias)), h);
-    v = split_heads(linear(latent, this->parameter("v_up_proj.weight"), maybe(*this, "v_up_proj.bias", c.bias)), h);
-    if (c.rope) {
-      // q = [q_nope, q_R] per head (B, h, L, d + d_R); k = [k_nope, k_R shared by all heads].
-      Tensor<T> q_r = split_heads(
-          linear(x, this->parameter("q_rope_proj.weight"), maybe(*this, "q_rope_proj.bias", c.bias)), h);
-      q = concat<T>({q, rope(q_r, qpos, c.rope_base)}, -1);
-      const Shape ks = k_rot.shape();
-      const Tensor<T> k_r_head = reshape(k_rot, {static_cast<std::ptrdiff_t>(ks[0]), 1,
-                                                 static_cast<std::ptrdiff_t>(ks[1]), static_cast<std::ptrdiff_t>(ks[2])});
-      k = concat<T>({k, concat<T>(std::vector<Tensor<T>>(h, k_r_head), 1)}, -1);
-    }
+    const Tensor<T>& src = memory ? *memory : x;  // where keys and values come from
+    Latent latent = project_latent(x, src, qpos);  // MLA: queries, latent c, rotary key
+    if (cache) latent_cache_step(config_, qpos, cache, latent.c, latent.k_rot, kpos);
+    heads = expand_latent(x, latent, qpos);  // up-projections to heads
   }
 
+  const SdpaResult<T> attn = attend_heads(heads, qpos, kpos, memory != nullptr, call);  // SDPA or tiled
+  AttentionOutput<T> result;
+  Tensor<T> y = attn.output;  // (B, h, L, d)
+  if (config_.gate != GateKind::none) apply_gate(x, y, result);  // task 6.1
+  y = apply_head_mask(y, call.head_mask.defined() ? call.head_mask : head_mask_, config_.num_heads);
+  result.output = project_output(y);  // (B, L, D)
+  result.weights = attn.weights;
+  if (taps_on_) keep_taps(result);
+  return result;
+}
+
+// input W^T + b with the parameters <name>.weight (out, in) and, if `bias`, <name>.bias (out):
+// input (..., in) -> (..., out).
+template <typename T>
+Tensor<T> MultiHeadAttention<T>::project(const std::string& name, const Tensor<T>& input, bool bias) const {
+  return linear(input, this->parameter(name + ".weight"), maybe(*this, name + ".bias", bias));
+}
+
+// Projections of the standard / GQA layer, from the fused W_in = [W_q; W_k; W_v] ((h + 2 h_kv) d, D):
+//   self-attention:  [q, k, v] = x W_in^T + b_in    (B, L, (h + 2 h_kv) d), split along channels
+//   cross-attention: q = x W_q^T + b_q (B, L, h d);  [k, v] = memory W_kv^T + b_kv (B, S, 2 h_kv d)
+// then split into heads: q (B, h, L, d), k, v (B, h_kv, S, d); with rope, q and k are rotated at
+// the new tokens' positions qpos.
+template <typename T>
+typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::project_heads(
+    const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos) const {
+  const AttentionConfig& c = config_;
+  const std::size_t h = c.num_heads, hkv = c.kv_heads(), d = c.dim_head();
+  const Tensor<T> w_in = this->parameter("in_proj_weight");
+  const Tensor<T> b_in = maybe(*this, "in_proj_bias", c.bias);
+  Heads heads;
+  if (!memory) {
+    const Tensor<T> proj = linear(x, w_in, b_in);  // (B, L, (h + 2 h_kv) d)
+    auto parts = split(proj, {h * d, hkv * d, hkv * d}, -1);
+    heads.q = split_heads(parts[0], h);
+    heads.k = split_heads(parts[1], hkv);
+    heads.v = split_heads(parts[2], hkv);
+  } else {
+    // Cross-attention: rows [0, h d) of W_in project the queries, the rest keys and values.
+    const Tensor<T> w_q = narrow(w_in, 0, 0, h * d), w_kv = narrow(w_in, 0, h * d, 2 * hkv * d);
+    const Tensor<T> b_q = c.bias ? narrow(b_in, 0, 0, h * d) : Tensor<T>();
+    const Tensor<T> b_kv = c.bias ? narrow(b_in, 0, h * d, 2 * hkv * d) : Tensor<T>();
+    heads.q = split_heads(linear(x, w_q, b_q), h);
+    auto kv = split(linear(*memory, w_kv, b_kv), {hkv * d, hkv * d}, -1);
+    heads.k = split_heads(kv[0], hkv);
+    heads.v = split_heads(kv[1], hkv);
+  }
+  if (c.rope) {
+    heads.q = rope(heads.q, qpos, c.rope_base);
+    heads.k = rope(heads.k, qpos, c.rope_base);
+  }
+  return heads;
+}
+
+// MLA's latent projection (DeepSeek-V2): queries as usual, keys and values through a shared latent:
+//   q = split_heads(x W_q^T + b_q)          (B, h, L, d)
+//   c = src W_DKV^T + b_DKV                 (B, S, d_c)
+//   k_R = rope(src W_KR^T + b_KR) at qpos   (B, S, d_R), with rope only (one rotary key for all heads)
+template <typename T>
+typename MultiHeadAttention<T>::Latent MultiHeadAttention<T>::project_latent(
+    const Tensor<T>& x, const Tensor<T>& src, const std::vector<std::int64_t>& qpos) const {
+  const AttentionConfig& c = config_;
+  Latent latent;
+  latent.q = split_heads(project("q_proj", x, c.bias), c.num_heads);
+  latent.c = project("kv_down_proj", src, c.bias);
+  if (c.rope) {
+    const Tensor<T> k_r = project("k_rope_proj", src, c.bias);
+    const auto s0 = static_cast<std::ptrdiff_t>(k_r.size(0)), s1 = static_cast<std::ptrdiff_t>(k_r.size(1)),
+               s2 = static_cast<std::ptrdiff_t>(c.rope_dim);
+    latent.k_rot = reshape(rope(reshape(k_r, {s0, 1, s1, s2}), qpos, c.rope_base), {s0, s1, s2});
+  }
+  return latent;
+}
+
+// MLA's up-projections, from the latent (cached entries included) to heads:
+//   k = split_heads(c W_UK^T + b_UK), v = split_heads(c W_UV^T + b_UV)    (B, h, S, d)
+// with rope, each head's query and key get a rotary part (scores then run over d + d_R):
+//   q = [q, rope(split_heads(x W_QR^T + b_QR)) at qpos]    (B, h, L, d + d_R)
+//   k = [k, k_R for every head]                            (B, h, S, d + d_R)
+template <typename T>
+typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::expand_latent(
+    const Tensor<T>& x, const Latent& latent, const std::vector<std::int64_t>& qpos) const {
+  const AttentionConfig& c = config_;
+  const std::size_t h = c.num_heads;
+  Heads heads;
+  heads.q = latent.q;
+  heads.k = split_heads(project("k_up_proj", latent.c, c.bias), h);
+  heads.v = split_heads(project("v_up_proj", latent.c, c.bias), h);
+  if (c.rope) {
+    const Tensor<T> q_r = split_heads(project("q_rope_proj", x, c.bias), h);
+    heads.q = concat<T>({heads.q, rope(q_r, qpos, c.rope_base)}, -1);
+    const Shape ks = latent.k_rot.shape();
+    const Tensor<T> k_r_head = reshape(latent.k_rot, {static_cast<std::ptrdiff_t>(ks[0]), 1,
+                                                      static_cast<std::ptrdiff_t>(ks[1]),
+                                                      static_cast<std::ptrdiff_t>(ks[2])});
+    heads.k = concat<T>({heads.k, concat<T>(std::vector<Tensor<T>>(h, k_r_head), 1)}, -1);
+  }
+  return heads;
+}
+
+// Attention over the heads: Y = softmax(q k^T * scale + bias, masked) v    (B, h, L, d)
+// (scale = 1 / sqrt(d_qk)), with weights (B, h, L, S) when the call or the taps want them.
+// Self-attention masks by the positions qpos (L) and kpos (S): causal, window and sinks;
+// cross-attention only by the call's masks. The tiled kernel (flash_attention) computes the
+// same Y when config.flash is set and the call needs nothing it lacks (weights, attn_mask,
+// attn_bias, dropout in training); otherwise the composed scaled_dot_product_attention.
+template <typename T>
+SdpaResult<T> MultiHeadAttention<T>::attend_heads(const Heads& heads, const std::vector<std::int64_t>& qpos,
+                                                  const std::vector<std::int64_t>& kpos, bool cross,
+                                                  const AttentionCall<T>& call) const {
+  const AttentionConfig& c = config_;
   SdpaOptions<T> opt;
   opt.causal = call.causal;
-  if (!memory) {
+  if (!cross) {
     opt.window = c.window;
     opt.sinks = c.sinks;
     if (c.window > 0 || call.causal) {
@@ -294,37 +425,40 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
   opt.generator = call.generator;
   opt.need_weights = call.need_weights || taps_on_;
   const bool tiled = c.flash && !opt.need_weights && !opt.attn_mask && !opt.attn_bias && !(opt.training && opt.dropout > 0);
-  SdpaResult<T> attn = tiled ? flash_attention(q, k, v, opt) : scaled_dot_product_attention(q, k, v, opt);
-  Tensor<T> y = attn.output;  // (B, h, L, d)
+  return tiled ? flash_attention(heads.q, heads.k, heads.v, opt)
+               : scaled_dot_product_attention(heads.q, heads.k, heads.v, opt);
+}
 
-  AttentionOutput<T> result;
-  if (c.gate != GateKind::none) {
-    // G1: gate scores from the query-side input x, one per head (headwise) or per channel (elementwise):
-    // y = y * sigmoid(x W_g^T + b_g) with the gates split into heads; keep the gate in result.gate.
-    // BEGIN TASK 6.1: headwise gate
-    HEADLAB_TASK("6.1");
-    const Tensor<T> scores = linear(x, this->parameter("gate_proj.weight"), maybe(*this, "gate_proj.bias", c.gate_bias));
-    const Tensor<T> gate = split_heads(sigmoid(scores), h);  // (B, h, L, 1) or (B, h, L, d)
-    y = y * gate;
-    result.gate = gate;
-    // END TASK 6.1
-  }
-  const Tensor<T>& xi = call.head_mask.defined() ? call.head_mask : head_mask_;
-  if (xi.defined()) {
-    if (xi.shape() != Shape{h}) {
-      throw ShapeError("MultiHeadAttention: head_mask " + shape_str(xi.shape()) + " should be (" +
-                       std::to_string(h) + ")");
-    }
-    y = y * reshape(xi, {1, static_cast<std::ptrdiff_t>(h), 1, 1});  // Y_h *= xi_h
-  }
-  result.output = linear(merge_heads(y), this->parameter("out_proj.weight"), maybe(*this, "out_proj.bias", c.bias));
-  result.weights = attn.weights;
-  if (taps_on_) {
-    taps_.weights = attn.weights.defined() ? attn.weights.detach() : Tensor<T>();
-    taps_.gate = result.gate.defined() ? result.gate.detach() : Tensor<T>();
-    taps_.output = result.output.detach();
-  }
-  return result;
+// Gate G1 (Qiu et al. 2025): gate scores from the query-side input x (B, L, D), one per head
+// (headwise, W_g (h, D)) or per channel (elementwise, W_g (h d, D)):
+//   gate = split_heads(sigmoid(x W_g^T + b_g))    (B, h, L, 1) or (B, h, L, d)
+//   y = y * gate                                  (B, h, L, d)
+// and the gate is kept in result.gate.
+template <typename T>
+void MultiHeadAttention<T>::apply_gate(const Tensor<T>& x, Tensor<T>& y, AttentionOutput<T>& result) const {
+  // BEGIN TASK 6.1: headwise gate
+  HEADLAB_TASK("6.1");
+  const Tensor<T> scores =
+      linear(x, this->parameter("gate_proj.weight"), maybe(*this, "gate_proj.bias", config_.gate_bias));
+  const Tensor<T> gate = split_heads(sigmoid(scores), config_.num_heads);  // (B, h, L, 1) or (B, h, L, d)
+  y = y * gate;
+  result.gate = gate;
+  // END TASK 6.1
+}
+
+// Output projection: the heads merged back, then W_O:
+//   out = merge_heads(y) W_O^T + b_O    y (B, h, L, d) -> (B, L, h d) -> (B, L, D)
+template <typename T>
+Tensor<T> MultiHeadAttention<T>::project_output(const Tensor<T>& y) const {
+  return project("out_proj", merge_heads(y), config_.bias);
+}
+
+// Taps: detached copies of this forward's weights, gate and output, for analysis (last_taps()).
+template <typename T>
+void MultiHeadAttention<T>::keep_taps(const AttentionOutput<T>& result) {
+  taps_.weights = result.weights.defined() ? result.weights.detach() : Tensor<T>();
+  taps_.gate = result.gate.defined() ? result.gate.detach() : Tensor<T>();
+  taps_.output = result.output.detach();
 }
 
 template <typename T>

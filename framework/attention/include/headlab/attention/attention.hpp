@@ -164,8 +164,22 @@ class MultiHeadAttention : public Module<T> {
   const Tensor<T>& head_mask() const { return head_mask_; }
 
  private:
+  // One forward (self- or cross-attention, with or without a cache) and the steps it is made of;
+  // attention/module.cpp gives each step's shapes and formula.
+  struct Heads;   // q, k, v split into heads
+  struct Latent;  // MLA: the queries, the latent c and the rotary key, before the up-projections
   AttentionOutput<T> attend(const Tensor<T>& x, const Tensor<T>* memory, const AttentionCall<T>& call,
                             KVCache<T>* cache);
+  Tensor<T> project(const std::string& name, const Tensor<T>& input, bool bias) const;
+  Heads project_heads(const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos) const;
+  Latent project_latent(const Tensor<T>& x, const Tensor<T>& src, const std::vector<std::int64_t>& qpos) const;
+  Heads expand_latent(const Tensor<T>& x, const Latent& latent, const std::vector<std::int64_t>& qpos) const;
+  SdpaResult<T> attend_heads(const Heads& heads, const std::vector<std::int64_t>& qpos,
+                             const std::vector<std::int64_t>& kpos, bool cross, const AttentionCall<T>& call) const;
+  void apply_gate(const Tensor<T>& x, Tensor<T>& y, AttentionOutput<T>& result) const;
+  Tensor<T> project_output(const Tensor<T>& y) const;
+  void keep_taps(const AttentionOutput<T>& result);
+
   AttentionConfig config_;
   bool taps_on_ = false;
   AttentionOutput<T> taps_;

@@ -1,0 +1,55 @@
+// headlab/report/charts.hpp: line charts of a run (loss over steps, a sweep's
+// means with error bars) as self-contained SVG files.
+//
+//   svg_line_chart    draws series of (x, y) points as a self-contained SVG file
+//                     (no scripts, fonts or links: it opens in any browser)
+//   svg_loss_curve    the usual picture of a run: loss over step
+//
+// Errors (see errors.hpp): ValueError for series with x and y (or error) of
+// different lengths, or a chart smaller than 100 x 100 pixels.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace headlab {
+
+// One line on a chart. `error`, if not empty, has one entry per point: a bar
+// is drawn from y - error[i] to y + error[i] (e.g. the standard deviation over
+// seeds in an ablation sweep); an error that is 0, negative or NaN draws no bar.
+struct ChartSeries {
+  std::string name;  // shown in the legend (series with an empty name are left out of it)
+  std::vector<double> x;
+  std::vector<double> y;
+  std::vector<double> error;
+};
+
+struct ChartOptions {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log_y = false;  // logarithmic y axis; points with y <= 0 cannot be drawn and are skipped
+  int width = 640;     // pixels
+  int height = 400;
+  // Series with at most this many points get a dot (<circle>) on every point;
+  // longer ones are a bare line. A series with a single point always gets its dot.
+  std::size_t markers_up_to = 50;
+};
+
+// An SVG document (starting "<svg", ending "</svg>\n") drawing each series as a
+// <polyline> in its own colour, with axes, about 5 "nice" ticks per axis
+// (1, 2 or 5 times a power of ten), grid lines, the title, the axis labels and
+// a legend. All text is XML-escaped.
+// Points with a NaN or infinite x or y (or y <= 0 on a log axis) are skipped,
+// and an XML comment in the document says how many were skipped per series.
+// A single point, or a series whose y values are all equal, gives a sensible
+// axis around the value. ValueError if a series has x and y (or error) of
+// different lengths.
+std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOptions& options = {});
+
+// The usual picture of a run: one series "loss" over "step".
+std::string svg_loss_curve(const std::vector<double>& steps, const std::vector<double>& losses,
+                           const std::string& title = "training loss");
+
+}  // namespace headlab

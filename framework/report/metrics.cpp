@@ -1,0 +1,157 @@
+// metrics.cpp: metrics.jsonl, written and read back (see headlab/report/metrics.hpp).
+//
+// The only file that sees the JSON library for metrics; the public header
+// speaks in MetricRow.
+#include "headlab/report/metrics.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "headlab/core/errors.hpp"
+
+namespace headlab {
+
+namespace {
+
+// ordered_json keeps the keys in the order they were set (plain json sorts them).
+using ojson = nlohmann::ordered_json;
+
+// Whole numbers that a double holds exactly are written as JSON integers
+// ("step":120, not "step":120.0); JSON has no NaN / inf, so those become null.
+ojson number_to_json(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  if (v == std::floor(v) && std::fabs(v) <= 9007199254740992.0)  // 2^53
+    return static_cast<std::int64_t>(v);
+  return v;
+}
+
+std::string dump_compact(const ojson& j) {
+  // Invalid UTF-8 in a text is replaced (U+FFFD) instead of throwing mid-run.
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+}  // namespace
+
+MetricRow& MetricRow::set_value(const std::string& name, MetricValue value) {
+  for (auto& field : fields) {
+    if (field.first == name) {
+      field.second = std::move(value);
+      return *this;
+    }
+  }
+  fields.emplace_back(name, std::move(value));
+  return *this;
+}
+
+bool MetricRow::has(const std::string& name) const {
+  return std::any_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == name; });
+}
+
+double MetricRow::number(const std::string& name) const {
+  for (const auto& field : fields) {
+    if (field.first != name) continue;
+    if (const double* v = std::get_if<double>(&field.second)) return *v;
+    throw ValueError("MetricRow: '" + name + "' is a text, not a number");
+  }
+  throw ValueError("MetricRow: no field '" + name + "'");
+}
+
+const std::string& MetricRow::text(const std::string& name) const {
+  for (const auto& field : fields) {
+    if (field.first != name) continue;
+    if (const std::string* s = std::get_if<std::string>(&field.second)) return *s;
+    throw ValueError("MetricRow: '" + name + "' is a number, not a text");
+  }
+  throw ValueError("MetricRow: no field '" + name + "'");
+}
+
+std::string to_json_line(const MetricRow& row) {
+  ojson j = ojson::object();
+  for (const auto& [name, value] : row.fields) {
+    if (const double* v = std::get_if<double>(&value))
+      j[name] = number_to_json(*v);
+    else
+      j[name] = std::get<std::string>(value);
+  }
+  return dump_compact(j);
+}
+
+MetricsWriter::MetricsWriter(const std::filesystem::path& run_dir) : path_(run_dir / "metrics.jsonl") {
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  if (ec) throw IOError("MetricsWriter: cannot create directory " + quoted(run_dir) + ": " + ec.message());
+  out_.open(path_, std::ios::out | std::ios::app);  // append: never truncate an earlier run's lines
+  if (!out_.is_open()) throw IOError("MetricsWriter: cannot open " + quoted(path_) + ": " + std::strerror(errno));
+}
+
+void MetricsWriter::append_line(const std::string& line) {
+  out_ << line << '\n';
+  out_.flush();  // each line reaches the file now: a killed run keeps it
+  if (!out_) throw IOError("MetricsWriter: cannot write to " + quoted(path_));
+}
+
+void MetricsWriter::write(const MetricRow& row) { append_line(to_json_line(row)); }
+
+void MetricsWriter::write_json(std::string_view object_text) {
+  ojson j;
+  try {
+    j = ojson::parse(object_text.begin(), object_text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ValueError(std::string("MetricsWriter::write_json: not valid JSON (") + e.what() + ")");
+  }
+  if (!j.is_object()) throw ValueError("MetricsWriter::write_json: expected a JSON object, got a " +
+                                       std::string(j.type_name()));
+  append_line(dump_compact(j));
+}
+
+std::vector<MetricRow> read_metrics(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw IOError("read_metrics: cannot open " + quoted(path) + ": " + std::strerror(errno));
+  std::vector<MetricRow> rows;
+  std::string line;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines are allowed
+    const std::string where = "read_metrics: " + quoted(path) + ": line " + std::to_string(line_no) + ": ";
+    ojson j;
+    try {
+      j = ojson::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      // nlohmann's message reads "[json.exception.parse_error.101] parse error at
+      // line 1, column 13: syntax error ..."; its "line 1" is within this one line,
+      // so keep only the column and the explanation.
+      std::string detail = e.what();
+      const std::size_t column = detail.find("column ");
+      const std::size_t colon = column == std::string::npos ? column : detail.find(": ", column);
+      if (colon != std::string::npos) detail = detail.substr(column, colon - column) + ": " + detail.substr(colon + 2);
+      throw FormatError(where + "not valid JSON at " + detail);
+    }
+    if (!j.is_object()) throw FormatError(where + "expected a JSON object, got a " + std::string(j.type_name()));
+
+    MetricRow row;
+    for (const auto& [name, value] : j.items()) {
+      if (value.is_number())
+        row.set(name, value.get<double>());
+      else if (value.is_string())
+        row.set(name, value.get<std::string>());
+      else if (value.is_boolean())
+        row.set(name, value.get<bool>() ? 1.0 : 0.0);
+      else if (value.is_null())
+        row.set(name, std::numeric_limits<double>::quiet_NaN());  // written from a NaN / inf
+      else
+        row.set(name, dump_compact(value));  // a nested array or object, kept as its JSON text
+    }
+    rows.push_back(std::move(row));
+  }
+  if (in.bad()) throw IOError("read_metrics: error while reading " + quoted(path));
+  return rows;
+}
+
+}  // namespace headlab

@@ -1,0 +1,169 @@
+// report: SVG line charts. The tests check the document with a small
+// tag-balance parser (no XML library here).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/report/charts.hpp"
+#include "report_checks.hpp"
+
+using namespace headlab;
+using headlab::testing::count;
+using headlab::testing::kInf;
+using headlab::testing::kNaN;
+using headlab::testing::xml_problem;
+
+namespace {
+
+// The numbers in every <polyline points="x,y x,y ..."> of a document.
+std::vector<std::vector<double>> polyline_numbers(const std::string& doc) {
+  std::vector<std::vector<double>> all;
+  for (std::size_t p = doc.find("<polyline"); p != std::string::npos; p = doc.find("<polyline", p + 1)) {
+    const std::size_t a = doc.find("points=\"", p) + 8, b = doc.find('"', a);
+    std::string points = doc.substr(a, b - a);
+    for (char& c : points)
+      if (c == ',') c = ' ';
+    std::istringstream in(points);
+    std::vector<double> numbers;
+    for (double v; in >> v;) numbers.push_back(v);
+    all.push_back(numbers);
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("report: svg chart is well formed, escaped, one polyline per series") {
+  ChartSeries a{"a<b & c", {0, 25, 50, 75, 100}, {1.0, 0.8, 0.5, 0.4, 0.35}, {}};
+  ChartSeries b{"val \"loss\"", {0, 25, 50, 75, 100}, {1.1, 0.9, 0.7, 0.6, 0.55}, {}};
+  ChartOptions options;
+  options.title = "runs <1> & <2>";
+  options.x_label = "step";
+  options.y_label = "loss";
+  const std::string svg = svg_line_chart({a, b}, options);
+
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.size() >= 7);
+  CHECK(svg.substr(svg.size() - 7) == "</svg>\n");
+  CHECK(xml_problem(svg) == "");
+  CHECK(svg.find("a&lt;b &amp; c") != std::string::npos);
+  CHECK(svg.find("val &quot;loss&quot;") != std::string::npos);
+  CHECK(svg.find("runs &lt;1&gt; &amp; &lt;2&gt;") != std::string::npos);
+  CHECK(svg.find("a<b") == std::string::npos);
+  CHECK(count(svg, "<polyline") == 2);
+  CHECK(count(svg, "<circle") == 10);  // short series: a dot on every point
+  CHECK(count(svg, "error-bars") == 0);
+  CHECK(svg.find("#1f77b4") != std::string::npos);  // two different colours
+  CHECK(svg.find("#ff7f0e") != std::string::npos);
+  CHECK(svg.find("class=\"legend\"") != std::string::npos);
+  // x from 0 to 100: nice ticks every 20.
+  for (const char* label : {">0</text>", ">20</text>", ">40</text>", ">60</text>", ">80</text>", ">100</text>"})
+    CHECK(svg.find(label) != std::string::npos);
+  // y from 0.35 to 1.1: ticks every 0.2 from 0.2 to 1.2.
+  CHECK(svg.find(">0.2</text>") != std::string::npos);
+  CHECK(svg.find(">1.2</text>") != std::string::npos);
+}
+
+TEST_CASE("report: svg error bars, markers on long series, log axis") {
+  SUBCASE("error bars: one path per series that has them") {
+    ChartSeries s{"mean of 3 seeds", {1, 2, 3}, {0.5, 0.4, 0.3}, {0.05, 0.02, 0.01}};
+    ChartSeries t{"no bars", {1, 2, 3}, {0.6, 0.5, 0.45}, {}};
+    const std::string svg = svg_line_chart({s, t});
+    CHECK(xml_problem(svg) == "");
+    CHECK(count(svg, "class=\"error-bars\"") == 1);
+    CHECK(count(svg, "<polyline") == 2);
+    CHECK(count(svg, "<circle") == 6);
+  }
+  SUBCASE("a long series is a bare line") {
+    ChartSeries s{"long", {}, {}, {}};
+    for (int i = 0; i < 200; ++i) {
+      s.x.push_back(i);
+      s.y.push_back(std::exp(-i / 50.0));
+    }
+    const std::string svg = svg_line_chart({s});
+    CHECK(count(svg, "<polyline") == 1);
+    CHECK(count(svg, "<circle") == 0);
+    REQUIRE(polyline_numbers(svg).size() == 1);
+    CHECK(polyline_numbers(svg)[0].size() == 400);
+  }
+  SUBCASE("log y: ticks on 1-2-5 values, y <= 0 skipped and said so") {
+    ChartSeries s{"loss", {1, 2, 3, 4}, {3.0, 0.4, 0.0, 0.05}, {}};
+    ChartOptions options;
+    options.log_y = true;
+    const std::string svg = svg_line_chart({s}, options);
+    CHECK(xml_problem(svg) == "");
+    CHECK(svg.find("1 of 4 points skipped") != std::string::npos);
+    CHECK(count(svg, "<circle") == 3);
+    for (const char* label : {">0.05</text>", ">0.1</text>", ">1</text>", ">5</text>"})
+      CHECK(svg.find(label) != std::string::npos);
+  }
+  SUBCASE("mismatched lengths are a ValueError") {
+    CHECK_THROWS_AS(svg_line_chart({ChartSeries{"x", {1, 2}, {1}, {}}}), ValueError);
+    CHECK_THROWS_AS(svg_line_chart({ChartSeries{"x", {1, 2}, {1, 2}, {0.1}}}), ValueError);
+  }
+}
+
+TEST_CASE("report: svg skips NaN and infinite points and says so") {
+  ChartSeries s{"loss", {1, 2, 3, 4, 5}, {1.0, kNaN, 0.5, kInf, 0.2}, {}};
+  const std::string svg = svg_line_chart({s});
+  CHECK(xml_problem(svg) == "");
+  CHECK(svg.find("<!-- series 0 \"loss\": 2 of 5 points skipped (NaN or infinite) -->") != std::string::npos);
+  CHECK(count(svg, "<circle") == 3);
+  const auto numbers = polyline_numbers(svg);
+  REQUIRE(numbers.size() == 1);
+  REQUIRE(numbers[0].size() == 6);  // three points
+  for (double v : numbers[0]) CHECK(std::isfinite(v));
+
+  SUBCASE("nothing drawable at all: an empty chart that says so") {
+    const std::string empty = svg_line_chart({ChartSeries{"gone", {1, 2}, {kNaN, kNaN}, {}}});
+    CHECK(xml_problem(empty) == "");
+    CHECK(count(empty, "<polyline") == 0);
+    CHECK(empty.find("no data") != std::string::npos);
+    CHECK(empty.find("nan") == std::string::npos);
+  }
+}
+
+TEST_CASE("report: svg of a constant series or a single point has a real axis") {
+  ChartSeries flat{"flat", {0, 1, 2, 3}, {2.0, 2.0, 2.0, 2.0}, {}};
+  const std::string svg = svg_line_chart({flat});
+  CHECK(xml_problem(svg) == "");
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("inf") == std::string::npos);
+  const auto numbers = polyline_numbers(svg);
+  REQUIRE(numbers.size() == 1);
+  REQUIRE(numbers[0].size() == 8);
+  for (std::size_t i = 1; i < 8; i += 2) {
+    CHECK(std::isfinite(numbers[0][i]));
+    CHECK(numbers[0][i] == numbers[0][1]);  // a flat line
+    CHECK(numbers[0][i] > 20);              // inside the plot area, not on an edge
+    CHECK(numbers[0][i] < 365);
+  }
+  CHECK(count(svg, ">2.0</text>") == 1);  // the value is a y tick (the x ticks are 0 1 2 3)
+
+  const std::string one = svg_line_chart({ChartSeries{"one", {5}, {0}, {}}});
+  CHECK(xml_problem(one) == "");
+  CHECK(count(one, "<polyline") == 0);
+  CHECK(count(one, "<circle") == 1);
+  CHECK(one.find("nan") == std::string::npos);
+
+  const std::string zero_log = svg_line_chart({ChartSeries{"c", {1, 2}, {1.0, 1.0}, {}}}, [] {
+    ChartOptions o;
+    o.log_y = true;
+    return o;
+  }());
+  CHECK(xml_problem(zero_log) == "");
+  CHECK(zero_log.find("nan") == std::string::npos);
+}
+
+TEST_CASE("report: svg loss curve") {
+  const std::string svg = svg_loss_curve({10, 20, 30}, {2.0, 1.5, 1.2}, "copy task & friends");
+  CHECK(xml_problem(svg) == "");
+  CHECK(svg.find("copy task &amp; friends") != std::string::npos);
+  CHECK(svg.find(">step</text>") != std::string::npos);
+  CHECK(svg.find(">loss</text>") != std::string::npos);
+  CHECK(count(svg, "<polyline") == 1);
+}
