@@ -1,4 +1,4 @@
-// attention_cache.cpp: the per-layer KV cache for incremental decoding.
+// attention/cache.cpp: the per-layer KV cache for incremental decoding.
 //
 // Entries are kept in order of position. Without a window the cache only
 // grows. With a window W and k sinks it keeps the entries at positions < k

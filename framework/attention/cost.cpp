@@ -1,4 +1,4 @@
-// attention_cost.cpp: parameters, forward FLOPs and KV-cache size of one attention layer.
+// attention/cost.cpp: parameters, forward FLOPs and KV-cache size of one attention layer.
 //
 // Standard MHA (h_kv = h, d = D / h): parameters 4 D^2 + 4 D; forward FLOPs
 // for T tokens of self-attention 8 T D^2 + 4 T^2 D (multiply and add count 2);

@@ -1,4 +1,4 @@
-// attention_rope.cpp: rotary position embedding (RoPE), rotate-half form.
+// attention/rope.cpp: rotary position embedding (RoPE), rotate-half form.
 //
 //   x (..., T, d), d even, halves x1 = x[..., :d/2], x2 = x[..., d/2:]
 //   theta_{t,i} = positions[t] * base^(-2i/d),  i in [0, d/2)

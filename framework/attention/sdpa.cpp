@@ -1,4 +1,4 @@
-// attention_sdpa.cpp: scaled dot-product attention from autograd ops.
+// attention/sdpa.cpp: scaled dot-product attention from autograd ops.
 //
 //   q (B, h, L, d), k (B, h_kv, S, d), v (B, h_kv, S, d_v), g = h / h_kv
 //   q_g      = q viewed as (B, h_kv, g L, d)        query heads of a group share one kv head

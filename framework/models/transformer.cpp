@@ -1,4 +1,4 @@
-// nn_transformer.cpp: encoder and decoder layers and the encoder-decoder model.
+// models/transformer.cpp: encoder and decoder layers and the encoder-decoder model.
 //
 // Post-LN (Vaswani et al., nn.Transformer's default), per sub-layer:
 //   x = LayerNorm(x + Dropout(Sublayer(x)))

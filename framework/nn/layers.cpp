@@ -1,4 +1,4 @@
-// nn_layers.cpp: Linear, Embedding, LayerNorm, sinusoidal positions.
+// nn/layers.cpp: Linear, Embedding, LayerNorm, sinusoidal positions.
 #include <cmath>
 
 #include "headlab/nn/layers.hpp"

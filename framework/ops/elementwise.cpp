@@ -1,4 +1,4 @@
-// ops_elementwise.cpp: elementwise ops, forward and backward side by side.
+// ops/elementwise.cpp: elementwise ops, forward and backward side by side.
 //
 // Binary ops broadcast as numpy does: a (..., 1, n) with b (m, n) -> (..., m, n).
 // Their backward computes the gradient at the output's shape and then sums it

@@ -1,4 +1,4 @@
-// ops_index.cpp: embedding lookup, gather, masked_fill, where.
+// ops/index.cpp: embedding lookup, gather, masked_fill, where.
 //
 // Index arguments are IndexArray (int64) and masks MaskArray (bool); they are
 // not differentiable. Every index is range-checked before use.

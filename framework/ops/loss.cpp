@@ -1,4 +1,4 @@
-// ops_loss.cpp: cross-entropy on logits, fused with its log-softmax.
+// ops/loss.cpp: cross-entropy on logits, fused with its log-softmax.
 //
 //   logits (N, C), targets (N) int64 -> scalar
 //   lsm = log_softmax(logits[n]),  eps = label_smoothing, K = #targets != ignore_index

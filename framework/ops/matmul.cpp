@@ -1,4 +1,4 @@
-// ops_matmul.cpp: batched matrix product on cblas gemm.
+// ops/matmul.cpp: batched matrix product on cblas gemm.
 //
 //   a (..., n, k) @ b (..., k, m) -> c (..., n, m)
 //   da = dc @ b^T   (..., n, k)    db = a^T @ dc   (..., k, m)

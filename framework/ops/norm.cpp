@@ -1,4 +1,4 @@
-// ops_norm.cpp: layer normalisation and dropout.
+// ops/norm.cpp: layer normalisation and dropout.
 #include <cmath>
 
 #include "headlab/core/task_marker.hpp"

@@ -1,4 +1,4 @@
-// ops_reduce.cpp: sum, mean and max over axes, with keepdim.
+// ops/reduce.cpp: sum, mean and max over axes, with keepdim.
 //
 // A reduction over a set of axes is done on raw buffers: every input element
 // maps to one output element through "reduced strides" (0 on reduced axes),

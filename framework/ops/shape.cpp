@@ -1,4 +1,4 @@
-// ops_shape.cpp: reshape, permute/transpose, narrow/split, concat/stack.
+// ops/shape.cpp: reshape, permute/transpose, narrow/split, concat/stack.
 //
 // Results are contiguous copies (row-major), so every later kernel can work on
 // raw buffers. Each backward moves the gradient back through the inverse map.

@@ -1,4 +1,4 @@
-// ops_softmax.cpp: softmax and log_softmax over one axis.
+// ops/softmax.cpp: softmax and log_softmax over one axis.
 //
 // The tensor is seen as (outer, n, inner): a "row" is the n elements
 // x[o, 0..n-1, i] (contiguous when inner == 1, the usual last-axis case).

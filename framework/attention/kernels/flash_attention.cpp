@@ -1,4 +1,4 @@
-// attention_flash.cpp: scaled dot-product attention as one tiled kernel (FlashAttention-2 style).
+// attention/kernels/flash_attention.cpp: scaled dot-product attention as one tiled kernel (FlashAttention-2 style).
 //
 // For batch b and query head i (kv head i / g, g = h / h_kv), query rows in blocks Q_r of
 // Bq rows and key rows in blocks K_c, V_c of Bk rows (spec section 6):
