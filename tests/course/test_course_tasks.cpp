@@ -1,7 +1,7 @@
 // The course's per-task tests (docs/course.md, course/tasks.txt).
 //
 // Every test case here is named "task <id>: ..." and runs the code of task <id> (the region marked
-// TASK <id> in framework/src) plus, at most, the code of the prerequisites course/tasks.txt lists
+// TASK <id> in framework/) plus, at most, the code of the prerequisites course/tasks.txt lists
 // for it. So one task's tests run alone with
 //   build/release/tests/headlab_tests -tc="task 2.1:*"        (or: ctest --test-dir build/release -L task-2.1)
 // and they pass as soon as the task and its prerequisites are done. The expected values come from

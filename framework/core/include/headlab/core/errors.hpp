@@ -13,7 +13,7 @@
 //   NumericalError    a NaN or infinity where there must be none (non-finite loss,
 //                     anomaly detection naming the op that made it)
 //   NotImplemented    a course task not filled in yet ("TASK 2.1 (...) is not implemented
-//                     yet: fill in the region marked TASK 2.1 in framework/src/...";
+//                     yet: fill in the region marked TASK 2.1 in framework/attention/sdpa.cpp";
 //                     see headlab/course/course.hpp and docs/course.md)
 // All derive from headlab::Error, itself a std::runtime_error.
 #pragma once
