@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """PyTorch twin of `headlab train --task translate` (German -> English).
 
+(Over 500 lines on purpose: the twin is one self-contained script, so that it runs with nothing
+but /usr/bin/python3 and Debian's torch, and reads as one program next to the C++ side.)
+
 The same data pipeline, model, loss, optimiser, schedule, evaluation and decoding as the C++ side,
 written with torch.nn so that the two can be compared step for step and second for second
 (bench/compare_translate.py runs both). Everything here follows the shared specification:

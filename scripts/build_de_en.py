@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """Builds a small German->English parallel corpus from the Ding dictionary.
 
+(Over 500 lines on purpose: the whole corpus build, from the dictionary to the checksummed splits,
+is one script so that datasets/de-en/MANIFEST.md can name a single command that remakes it.)
+
 The source is the Debian package trans-de-en (Ding, by Frank Richter, TU Chemnitz,
 GPL-2+), installed as /usr/share/trans/de-en. Each of its ~206 000 lines reads
 

@@ -1,4 +1,6 @@
 // Optimisers, gradient clipping and learning-rate schedules.
+// (Over 500 lines on purpose: the PyTorch parity cases of every optimiser and schedule share one
+// fixture reader and one case loop; split by optimiser they would repeat both.)
 //
 // Parity: tests/fixtures/optim_float64.json (written by
 // scripts/make_optim_fixtures.py with torch 1.13, float64) holds, per case,
