@@ -116,12 +116,6 @@ class CopyTask : public detail::TrainingTask {
 
 }  // namespace
 
-TrainResult train_copy(const TrainOptions& o, std::ostream& log) {
-  o.validate();
-  const detail::AnomalyScope anomaly(o.detect_anomaly);
-  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
-  CopyTask task(o, init_rng, log);
-  return detail::run_training_loop(task, o, data_rng, dropout_rng, log);
-}
+TrainResult train_copy(const TrainOptions& o, std::ostream& log) { return detail::train_task<CopyTask>(o, log); }
 
 }  // namespace headlab

@@ -155,12 +155,6 @@ class InductionTask : public detail::TrainingTask {
 
 }  // namespace
 
-TrainResult train_induction(const TrainOptions& o, std::ostream& log) {
-  o.validate();
-  const detail::AnomalyScope anomaly(o.detect_anomaly);
-  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
-  InductionTask task(o, init_rng, log);
-  return detail::run_training_loop(task, o, data_rng, dropout_rng, log);
-}
+TrainResult train_induction(const TrainOptions& o, std::ostream& log) { return detail::train_task<InductionTask>(o, log); }
 
 }  // namespace headlab

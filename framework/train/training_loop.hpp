@@ -77,6 +77,12 @@ class TrainingTask {
 TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generator& data_rng, Generator& dropout_rng,
                               std::ostream& log);
 
+// The whole run of a task type: validates the options, turns anomaly detection on when asked,
+// seeds the generators (initialisation seed, data seed + 1, dropout seed + 2), builds the task
+// (its model from the initialisation generator) and runs the loop.
+template <typename TaskType>
+TrainResult train_task(const TrainOptions& o, std::ostream& log);
+
 // ---- What the tasks share ----------------------------------------------------------------------
 // Anomaly detection on for the run when o.detect_anomaly, restored afterwards.
 class AnomalyScope {
@@ -99,5 +105,14 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
 void xavier_matrices(Module<float>& model, Generator& gen);
 // RUN_DIR/<name>, or "" without a run directory.
 std::string run_file(const TrainOptions& o, const std::string& name);
+
+template <typename TaskType>
+TrainResult train_task(const TrainOptions& o, std::ostream& log) {
+  o.validate();
+  const AnomalyScope anomaly(o.detect_anomaly);
+  Generator init_rng(o.seed), data_rng(o.seed + 1), dropout_rng(o.seed + 2);
+  TaskType task(o, init_rng, log);
+  return run_training_loop(task, o, data_rng, dropout_rng, log);
+}
 
 }  // namespace headlab::detail
