@@ -45,12 +45,13 @@ Array<T> softmax_reference(const Array<T>& x, std::size_t axis) {
   const AxisRows rows(detail::shape_of(x), axis);
   Array<T> y = xt::zeros<T>(detail::shape_of(x));
   for (std::size_t r = 0; r < rows.count(); ++r) {
+    auto x_at = [&](std::size_t j) { return x.data()[rows.at(r, j)]; };  // x_j of row r
     T m = neg_inf<T>;
-    for (std::size_t j = 0; j < rows.length(); ++j) m = std::max(m, x.data()[rows.at(r, j)]);
+    for (std::size_t j = 0; j < rows.length(); ++j) m = std::max(m, x_at(j));
     if (m == neg_inf<T>) continue;  // every entry masked: y stays 0
     T total = 0;
-    for (std::size_t j = 0; j < rows.length(); ++j) total += std::exp(x.data()[rows.at(r, j)] - m);
-    for (std::size_t j = 0; j < rows.length(); ++j) y.data()[rows.at(r, j)] = std::exp(x.data()[rows.at(r, j)] - m) / total;
+    for (std::size_t j = 0; j < rows.length(); ++j) total += std::exp(x_at(j) - m);
+    for (std::size_t j = 0; j < rows.length(); ++j) y.data()[rows.at(r, j)] = std::exp(x_at(j) - m) / total;
   }
   return y;
 }
@@ -81,15 +82,17 @@ kernels::LogSoftmaxForward<T> log_softmax_reference(const Array<T>& x, std::size
   row_shape[axis] = 1;  // one flag per row
   kernels::LogSoftmaxForward<T> out{xt::zeros<T>(shape), xt::zeros<bool>(row_shape)};
   for (std::size_t r = 0; r < rows.count(); ++r) {
+    auto x_at = [&](std::size_t j) { return x.data()[rows.at(r, j)]; };  // x_j of row r
     T m = neg_inf<T>;
-    for (std::size_t j = 0; j < rows.length(); ++j) m = std::max(m, x.data()[rows.at(r, j)]);
+    for (std::size_t j = 0; j < rows.length(); ++j) m = std::max(m, x_at(j));
     if (m == neg_inf<T>) {
       out.row_masked.data()[r] = true;  // y stays 0
       continue;
     }
     T total = 0;
-    for (std::size_t j = 0; j < rows.length(); ++j) total += std::exp(x.data()[rows.at(r, j)] - m);
-    for (std::size_t j = 0; j < rows.length(); ++j) out.y.data()[rows.at(r, j)] = x.data()[rows.at(r, j)] - m - std::log(total);
+    for (std::size_t j = 0; j < rows.length(); ++j) total += std::exp(x_at(j) - m);
+    const T log_total = std::log(total);
+    for (std::size_t j = 0; j < rows.length(); ++j) out.y.data()[rows.at(r, j)] = x_at(j) - m - log_total;
   }
   return out;
 }

@@ -197,13 +197,14 @@ TEST_CASE_TEMPLATE("kernels: matmul and linear, fast equals reference, batched, 
     check_fast_equals_reference<T>("linear without bias", [](const auto& in) { return linear(in[0], in[1]); }, {x, w},
                                    gen);
   }
-  check_fast_equals_reference<T>("matmul k = 0", product, {random_array<T>({2, 3, 0}, gen), random_array<T>({0, 4}, gen)},
-                                 gen);
+  check_fast_equals_reference<T>("matmul k = 0", product,
+                                 {random_array<T>({2, 3, 0}, gen), random_array<T>({0, 4}, gen)}, gen);
   check_fast_equals_reference<T>("matmul n = 0", product,
                                  {random_array<T>({2, 0, 3}, gen), random_array<T>({2, 3, 4}, gen)}, gen);
-  check_fast_equals_reference<T>("linear, no rows", [](const auto& in) { return linear(in[0], in[1], in[2]); },
-                                 {random_array<T>({0, 3}, gen), random_array<T>({4, 3}, gen), random_array<T>({4}, gen)},
-                                 gen);
+  const auto affine = [](const auto& in) { return linear(in[0], in[1], in[2]); };
+  const std::vector<Array<T>> no_rows{random_array<T>({0, 3}, gen), random_array<T>({4, 3}, gen),
+                                      random_array<T>({4}, gen)};
+  check_fast_equals_reference<T>("linear, no rows", affine, no_rows, gen);
 }
 
 TEST_CASE("kernel choice: names, the scope, and which implementation each choice runs") {
