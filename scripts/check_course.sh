@@ -8,7 +8,8 @@
 #     with nothing blanked every task case passes, with the default seed and another HEADLAB_COURSE_SEED;
 #     and with every task blanked (HEADLAB_BLANK_TASKS=all) the @no-task-tests cases still pass;
 #  b. the student copy, written to build/course-student/src and built in build/course-student/build
-#     (the headlab_tests target only): no HEADLAB_TASK or BEGIN/END markers left in framework/, no
+#     (the headlab_tests target only): no HEADLAB_TASK or BEGIN/END markers (of tasks or of their
+#     fast twins) left in framework/, no
 #     compiler warning in its sources, every task's cases fail with NotImplemented, the @no-task-tests
 #     cases pass.
 # HEADLAB_COURSE_STUDENT_DIR puts the student copy and its build elsewhere; they are kept, so a rerun
@@ -106,7 +107,7 @@ echo "-- b. the student copy ($student)"
 b_start=$(date +%s)
 python3 scripts/make_student_copy.py --out "$student/src"
 # (headlab/core/task_marker.hpp documents the marker syntax itself, so it is left out of the search.)
-if grep -rnE --exclude=task_marker.hpp 'HEADLAB_TASK\("|// (BEGIN|END) TASK' "$student/src/framework"; then
+if grep -rnE --exclude=task_marker.hpp 'HEADLAB_TASK\("|// (BEGIN|END) (FAST TWIN OF )?TASK' "$student/src/framework"; then
   fail "the student copy still has task markers in framework/"
 fi
 # Release without -march=native and at -O1: the student copy is only built to be tested here.

@@ -20,7 +20,15 @@ replaced by
     throw ::headlab::NotImplemented("TASK 2.1 (scaled dot-product attention) is not implemented yet: ...");
 
 and everything else unchanged, so it builds and each task's tests fail with NotImplemented until the
-student fills the task in. Before anything is written, the markers are validated (every BEGIN has a
+student fills the task in. A task whose op also has a fast kernel (ops/kernels/README.md) marks that
+kernel's body as its fast twin,
+
+    // BEGIN FAST TWIN OF TASK 0.6
+    ...the same computation, vectorised...
+    // END FAST TWIN OF TASK 0.6
+
+which the copy blanks the same way: it is the answer too, and the student copy never runs it (there
+the ops always run the task's region). Before anything is written, the markers are validated (every BEGIN has a
 matching END with the same id, HEADLAB_TASK("<id>") follows each BEGIN, ids are unique, regions do not
 nest, the regions and course/tasks.txt agree on ids, titles and files, docs/course.md's task table
 lists every task), and the would-be copy is searched for reference code: a line that the library has
@@ -47,6 +55,9 @@ BEGIN_RE = re.compile(r"^(\s*)// BEGIN TASK (\S+): (.+?)\s*$")
 END_RE = re.compile(r"^\s*// END TASK (\S+)\s*$")
 MARKER_LIKE_RE = re.compile(r"^\s*//\s*(BEGIN|END)\s*TASK\b")
 HEADLAB_TASK_RE = re.compile(r'^\s*HEADLAB_TASK\("([^"]+)"\);\s*$')
+TWIN_BEGIN_RE = re.compile(r"^(\s*)// BEGIN FAST TWIN OF TASK (\S+)\s*$")
+TWIN_END_RE = re.compile(r"^\s*// END FAST TWIN OF TASK (\S+)\s*$")
+TWIN_LIKE_RE = re.compile(r"^\s*//\s*(BEGIN|END)\s+FAST\s+TWIN\b")
 ID_RE = re.compile(r"^[0-9]+\.[0-9]+$")
 
 
@@ -143,8 +154,8 @@ def repository_files():
 
 
 def find_regions(files, problems):
-    """Scans the C++ sources: -> {id: region} and {relpath: [regions in order]}."""
-    regions, by_file = {}, {}
+    """Scans the C++ sources: -> {id: region}, {relpath: [regions and fast twins in order]}, [fast twins]."""
+    regions, by_file, twins = {}, {}, []
     for rel in files:
         if not rel.endswith(SOURCE_EXTENSIONS) or os.path.islink(os.path.join(REPO, rel)):
             continue
@@ -154,20 +165,42 @@ def find_regions(files, problems):
         for i, line in enumerate(lines):
             where = f"{rel}:{i + 1}"
             begin, end = BEGIN_RE.match(line), END_RE.match(line)
-            if begin:
+            twin_begin, twin_end = TWIN_BEGIN_RE.match(line), TWIN_END_RE.match(line)
+            if twin_begin:
                 if current:
-                    problems.add(where, f"BEGIN TASK {begin.group(2)} inside the region of TASK {current['id']} "
-                                        f"(opened at line {current['begin'] + 1}); regions do not nest")
+                    problems.add(where, f"BEGIN FAST TWIN OF TASK {twin_begin.group(2)} inside the region of "
+                                        f"{current['kind']} {current['id']} (opened at line {current['begin'] + 1}); "
+                                        "regions do not nest")
                     continue
-                current = {"id": begin.group(2), "title": begin.group(3), "indent": begin.group(1), "file": rel,
-                           "begin": i}
+                current = {"kind": "FAST TWIN OF TASK", "id": twin_begin.group(2), "indent": twin_begin.group(1),
+                           "file": rel, "begin": i}
+            elif twin_end:
+                if not current or current["kind"] != "FAST TWIN OF TASK" or current["id"] != twin_end.group(1):
+                    problems.add(where, f"END FAST TWIN OF TASK {twin_end.group(1)} without its BEGIN")
+                    current = None
+                else:
+                    current["end"] = i
+                    twins.append(current)
+                    by_file.setdefault(rel, []).append(current)
+                    current = None
+            elif TWIN_LIKE_RE.match(line):
+                problems.add(where, "malformed marker: write '// BEGIN FAST TWIN OF TASK <id>' or "
+                                    "'// END FAST TWIN OF TASK <id>'")
+            elif begin:
+                if current:
+                    problems.add(where, f"BEGIN TASK {begin.group(2)} inside the region of {current['kind']} "
+                                        f"{current['id']} (opened at line {current['begin'] + 1}); regions do not nest")
+                    continue
+                current = {"kind": "TASK", "id": begin.group(2), "title": begin.group(3), "indent": begin.group(1),
+                           "file": rel, "begin": i}
                 if i + 1 >= len(lines) or not HEADLAB_TASK_RE.match(lines[i + 1]) or \
                         HEADLAB_TASK_RE.match(lines[i + 1]).group(1) != current["id"]:
                     problems.add(f"{rel}:{i + 2}", f'the line after BEGIN TASK {current["id"]} must be '
                                                    f'HEADLAB_TASK("{current["id"]}");')
             elif end:
-                if not current:
+                if not current or current["kind"] != "TASK":
                     problems.add(where, f"END TASK {end.group(1)} without a BEGIN")
+                    current = None
                 elif end.group(1) != current["id"]:
                     problems.add(where, f"END TASK {end.group(1)} closes the region of TASK {current['id']} "
                                         f"(opened at line {current['begin'] + 1})")
@@ -188,13 +221,17 @@ def find_regions(files, problems):
             elif HEADLAB_TASK_RE.match(line) and not (i > 0 and BEGIN_RE.match(lines[i - 1])):
                 problems.add(where, "HEADLAB_TASK(...) outside a region's first line")
         if current:
-            problems.add(f"{rel}:{current['begin'] + 1}", f"BEGIN TASK {current['id']} has no END TASK "
-                                                          f"{current['id']} before the end of the file")
-    return regions, by_file
+            problems.add(f"{rel}:{current['begin'] + 1}", f"BEGIN {current['kind']} {current['id']} has no END "
+                                                          f"{current['kind']} {current['id']} before the end of the file")
+    return regions, by_file, twins
 
 
-def check_against_tasks(tasks, regions, problems):
+def check_against_tasks(tasks, regions, twins, problems):
     declared = {t["id"]: t for t in tasks}
+    for twin in twins:
+        if twin["id"] not in regions:
+            problems.add(f"{twin['file']}:{twin['begin'] + 1}",
+                         f"FAST TWIN OF TASK {twin['id']}: there is no region of TASK {twin['id']} it is the twin of")
     for tid, r in sorted(regions.items()):
         where = f"{r['file']}:{r['begin'] + 1}"
         t = declared.get(tid)
@@ -250,7 +287,11 @@ def blanked(rel, lines, file_regions, declared):
     for r in file_regions:
         t = declared[r["id"]]
         out.extend(lines[last:r["begin"]])
-        out.append(f"{r['indent']}// TASK {t['id']}: {t['title']}. TODO: write it here (see docs/course.md).")
+        if r["kind"] == "TASK":
+            out.append(f"{r['indent']}// TASK {t['id']}: {t['title']}. TODO: write it here (see docs/course.md).")
+        else:
+            out.append(f"{r['indent']}// The fast twin of TASK {t['id']} ({t['title']}) is not part of the student "
+                       "copy: the op runs your region instead (ops/kernels/README.md).")
         out.append(f'{r["indent"]}throw ::headlab::NotImplemented("{message(t)}");')
         last = r["end"] + 1
     out.extend(lines[last:])
@@ -261,7 +302,8 @@ def secret_lines(files, by_file):
     """Lines of reference code that the library has only inside regions (a copy must not contain them).
 
     A line that the library also has outside any region (a loop header, a common declaration) is
-    public; one that appears in a tutorial, a test or a document is not: that would be a leak."""
+    public; one that appears in a tutorial, a test or a document is not: that would be a leak.
+    Fast twins count as regions: they are blanked too."""
     inside, outside = set(), set()
     for rel in files:
         if not rel.startswith("framework/"):
@@ -387,8 +429,8 @@ def main():
         return
 
     files = repository_files()
-    regions, by_file = find_regions(files, problems)
-    check_against_tasks(tasks, regions, problems)
+    regions, by_file, twins = find_regions(files, problems)
+    check_against_tasks(tasks, regions, twins, problems)
     for t in tasks:
         if not os.path.isfile(os.path.join(REPO, t["file"])):
             problems.add(f"{TASKS_FILE}:{t['line']}", f"file {t['file']} does not exist")
@@ -402,7 +444,8 @@ def main():
                 problems.add("docs/course.md", f"the task table has no row '| {t['id']} | {t['title']} |'")
     problems.exit_if_any()
     if args.check:
-        print(f"make_student_copy: {len(regions)} task regions in {len(by_file)} files match {TASKS_FILE}")
+        print(f"make_student_copy: {len(regions)} task regions and {len(twins)} fast twins in {len(by_file)} files "
+              f"match {TASKS_FILE}")
         return
 
     declared = {t["id"]: t for t in tasks}
@@ -411,7 +454,7 @@ def main():
     problems.exit_if_any()
     written, changed, removed = write_copy(args.out, files, by_file, declared)
     print(f"make_student_copy: {args.out}: {written} files ({changed} written, {removed} removed), "
-          f"{len(regions)} task regions blanked")
+          f"{len(regions)} task regions and {len(twins)} fast twins blanked")
 
 
 if __name__ == "__main__":

@@ -1,26 +1,77 @@
 // ops/norm.cpp: layer normalisation and dropout.
+//
+// layer_norm's formulas are written out below as a readable reference (simple xtensor over the
+// rows); the op runs the fast kernels of ops/kernels/norm_kernels.cpp (SIMD row sums and dots)
+// unless the kernel choice says otherwise (headlab/ops/kernel_choice.hpp).
 #include <cmath>
+#include <numeric>
+#include <vector>
 
-#include "headlab/core/task_marker.hpp"
-#include "headlab/ops/ops.hpp"
 #include "headlab/core/random.hpp"
-#include "ops/kernels/row_kernels.hpp"
 #include "headlab/core/shape_utils.hpp"
+#include "headlab/core/task_marker.hpp"
+#include "headlab/ops/kernel_choice.hpp"
+#include "headlab/ops/ops.hpp"
+#include "ops/kernels/norm_kernels.hpp"
 
 namespace headlab {
+namespace {
 
 // Over the last axis (D), for each row of x (..., D):
 //   mu = mean(x), var = mean((x - mu)^2), rstd = 1 / sqrt(var + eps)
-//   xhat = (x - mu) * rstd,  y = xhat * weight + bias        weight, bias: (D)
-// Backward (per row), with dxhat = dy * weight:
+//   xhat = (x - mu) * rstd,  y = xhat * weight + bias        weight, bias: (D) or null
+// (rstd is kept as (..., 1): one per row, broadcasting over the row.)
+template <typename T>
+kernels::LayerNormForward<T> layer_norm_reference(const Array<T>& x, const Array<T>* weight, const Array<T>* bias,
+                                                  T eps) {
+  const std::size_t last = x.dimension() - 1;
+  const Array<T> mu = xt::mean(x, {last}, xt::keep_dims);  // (..., 1)
+  const Array<T> centred = x - mu;
+  const Array<T> var = xt::mean(centred * centred, {last}, xt::keep_dims);
+  kernels::LayerNormForward<T> f;
+  f.rstd = T(1) / xt::sqrt(var + eps);
+  f.xhat = centred * f.rstd;
+  f.y = f.xhat;
+  if (weight) f.y = f.y * *weight;
+  if (bias) f.y = f.y + *bias;
+  return f;
+}
+
+// Task 3.1. dy = dL/dy (..., D); xhat and rstd are what the forward computed (the formulas above);
+// weight is (D), or null when the layer has none. Returns dL/dx (..., D), dL/dweight (D) and
+// dL/dbias (D) (the op uses the last two only when the layer has them). With dxhat = dy * weight
+// (dy without a weight), per row and with means over the row:
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 //   dweight = sum over rows of dy * xhat,  dbias = sum over rows of dy
+// What the backward may read: x itself is not kept (nor given here), xhat and rstd are (the op's
+// closure holds them); the op declares ValueUse::inputs_only for the weight, so the engine keeps
+// the weight's value for this backward.
+template <typename T>
+kernels::LayerNormGrads<T> layer_norm_backward_reference(const Array<T>& dy, const Array<T>& xhat,
+                                                         const Array<T>& rstd, const Array<T>* weight) {
+  // BEGIN TASK 3.1: layer norm backward
+  HEADLAB_TASK("3.1");
+  const std::size_t last = dy.dimension() - 1;
+  const Array<T> dxhat = weight ? Array<T>(dy * *weight) : dy;
+  const Array<T> mean_dxhat = xt::mean(dxhat, {last}, xt::keep_dims);                  // (..., 1)
+  const Array<T> mean_dxhat_xhat = xt::mean(dxhat * xhat, {last}, xt::keep_dims);      // (..., 1)
+  std::vector<std::size_t> row_axes(last);                                               // every axis but the last
+  std::iota(row_axes.begin(), row_axes.end(), std::size_t(0));
+  kernels::LayerNormGrads<T> g;
+  g.dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+  g.dweight = xt::sum(dy * xhat, row_axes);
+  g.dbias = xt::sum(dy, row_axes);
+  return g;
+  // END TASK 3.1
+}
+
+}  // namespace
+
 template <typename T>
 Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias, T eps) {
   const Shape xs = x.shape();
   if (xs.empty()) throw ShapeError("layer_norm: input must have at least 1 dim, got " + shape_str(xs));
   const std::size_t D = xs.back();
-  const std::size_t rows = D ? x.numel() / D : 0;
   for (const Tensor<T>* p : {&weight, &bias}) {
     if (p->defined() && p->shape() != Shape{D}) {
       throw ShapeError("layer_norm: " + std::string(p == &weight ? "weight" : "bias") + " of shape " +
@@ -28,66 +79,30 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T
     }
   }
   const bool has_w = weight.defined(), has_b = bias.defined();
-  Array<T> xhat = detail::empty_array<T>(xs);
-  Array<T> y = detail::empty_array<T>(xs);
-  std::vector<T> rstd(rows);
-  const T* w = has_w ? weight.value().data() : nullptr;
-  const T* b = has_b ? bias.value().data() : nullptr;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const T* xr = x.value().data() + r * D;
-    T* xh = xhat.data() + r * D;
-    T* yr = y.data() + r * D;
-    const T mu = detail::row_sum(xr, D) / T(D);
-    for (std::size_t d = 0; d < D; ++d) xh[d] = xr[d] - mu;      // centred, for now
-    const T var = detail::row_dot(xh, xh, D) / T(D);
-    rstd[r] = T(1) / std::sqrt(var + eps);
-    for (std::size_t d = 0; d < D; ++d) xh[d] *= rstd[r];
-    for (std::size_t d = 0; d < D; ++d) yr[d] = (w ? xh[d] * w[d] : xh[d]) + (b ? b[d] : T(0));
-  }
+  kernels::LayerNormForward<T> f =
+      detail::run_reference()
+          ? layer_norm_reference(x.value(), has_w ? &weight.value() : nullptr, has_b ? &bias.value() : nullptr, eps)
+          : kernels::layer_norm_forward(x.value(), has_w ? weight.value().data() : nullptr,
+                                        has_b ? bias.value().data() : nullptr, eps);
   std::vector<Tensor<T>> inputs{x};
   if (has_w) inputs.push_back(weight);
   if (has_b) inputs.push_back(bias);
   return make_result<T>(
-      "layer_norm", std::move(y), inputs,
-      [rows, D, has_w, has_b, xhat = std::move(xhat), rstd = std::move(rstd)](Node<T>& out) {
-        // BEGIN TASK 3.1: layer norm backward
-        HEADLAB_TASK("3.1");
-        const T* dy = out.grad.data();
-        const T* w = has_w ? out.inputs[1]->value.data() : nullptr;
-        if (wants_grad(out, 0)) {
-          Array<T> dx = detail::empty_array<T>(detail::shape_of(xhat));
-          std::vector<T> dxhat(D);
-          for (std::size_t r = 0; r < rows; ++r) {
-            const T* xh = xhat.data() + r * D;
-            const T* dyr = dy + r * D;
-            T* dxr = dx.data() + r * D;
-            for (std::size_t d = 0; d < D; ++d) dxhat[d] = w ? dyr[d] * w[d] : dyr[d];
-            const T mean_dxhat = detail::row_sum(dxhat.data(), D) / T(D);
-            const T mean_dxhat_xhat = detail::row_dot(dxhat.data(), xh, D) / T(D);
-            for (std::size_t d = 0; d < D; ++d) dxr[d] = rstd[r] * (dxhat[d] - mean_dxhat - xh[d] * mean_dxhat_xhat);
-          }
-          accumulate_grad(*out.inputs[0], std::move(dx), "layer_norm");
-        }
+      "layer_norm", std::move(f.y), inputs,
+      [has_w, has_b, xhat = std::move(f.xhat), rstd = std::move(f.rstd)](Node<T>& out) {
+        // out.grad is dL/dy; xhat and rstd come with this closure; the weight's value is kept (ValueUse below).
+        const Array<T>* w = has_w ? &out.inputs[1]->value : nullptr;
         const std::size_t wi = 1, bi = has_w ? 2 : 1;
-        if (has_w && wants_grad(out, wi)) {  // dweight = sum over rows of dy * xhat
-          Array<T> dw = xt::zeros<T>(Shape{D});
-          T* dwp = dw.data();
-          for (std::size_t r = 0; r < rows; ++r) {
-            const T* dyr = dy + r * D;
-            const T* xh = xhat.data() + r * D;
-            for (std::size_t d = 0; d < D; ++d) dwp[d] += dyr[d] * xh[d];
-          }
-          accumulate_grad(*out.inputs[wi], std::move(dw), "layer_norm");
-        }
-        if (has_b && wants_grad(out, bi)) {  // dbias = sum over rows of dy
-          Array<T> db = xt::zeros<T>(Shape{D});
-          T* dbp = db.data();
-          for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t d = 0; d < D; ++d) dbp[d] += dy[r * D + d];
-          accumulate_grad(*out.inputs[bi], std::move(db), "layer_norm");
-        }
-        // END TASK 3.1
-      }, ValueUse::inputs_only(has_w ? 0b010 : 0));  // the weight; xhat is in the closure
+        const bool want_dw = has_w && wants_grad(out, wi), want_db = has_b && wants_grad(out, bi);
+        kernels::LayerNormGrads<T> g =
+            detail::run_task_region("3.1")
+                ? layer_norm_backward_reference(out.grad, xhat, rstd, w)
+                : kernels::layer_norm_backward(out.grad, xhat, rstd, w ? w->data() : nullptr, wants_grad(out, 0),
+                                               want_dw, want_db);
+        if (wants_grad(out, 0)) accumulate_grad(*out.inputs[0], std::move(g.dx), "layer_norm");
+        if (want_dw) accumulate_grad(*out.inputs[wi], std::move(g.dweight), "layer_norm");
+        if (want_db) accumulate_grad(*out.inputs[bi], std::move(g.dbias), "layer_norm");
+      }, ValueUse::inputs_only(has_w ? 0b010 : 0));  // the weight; xhat and rstd are in the closure
 }
 
 // y = x * keep / (1 - p), keep ~ Bernoulli(1 - p) drawn from gen;  dx = dy * keep / (1 - p)

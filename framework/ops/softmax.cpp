@@ -6,136 +6,139 @@
 //   log_softmax:  y_j = x_j - m - log(sum_k exp(x_k - m))
 // A row that is all -inf (every key masked) has no finite maximum; it gives
 // y = 0 and a zero gradient instead of NaN.
+//
+// Each formula is written out below as a readable reference (plain loops over the rows, or one
+// line of xtensor); the ops run the fast kernels of ops/kernels/softmax_kernels.cpp (SIMD rows,
+// subnormals flushed) unless the kernel choice says otherwise (headlab/ops/kernel_choice.hpp).
 #include <cmath>
 #include <limits>
-#include <vector>
 
-#include "headlab/core/task_marker.hpp"
-#include "headlab/ops/ops.hpp"
-#include "ops/kernels/row_kernels.hpp"
 #include "headlab/core/shape_utils.hpp"
+#include "headlab/core/task_marker.hpp"
+#include "headlab/ops/kernel_choice.hpp"
+#include "headlab/ops/ops.hpp"
+#include "ops/kernels/softmax_kernels.hpp"
 
 namespace headlab {
 namespace {
 
-// The rows of an (outer, n, inner) array as contiguous buffers of n elements, so the
-// vectorised row kernels apply: a row is the array's own memory when inner == 1,
-// otherwise a copy gathered into (or scattered from) a scratch buffer.
-template <typename T>
-class Rows {
- public:
-  explicit Rows(const detail::AxisSplit& s) : s_(s) {}
-  std::size_t count() const { return s_.outer * s_.inner; }
-  std::size_t size() const { return s_.size; }
-
-  // Row r of data, to read.
-  const T* load(const T* data, std::size_t r, std::vector<T>& scratch) const {
-    if (s_.inner == 1) return data + r * s_.size;
-    scratch.resize(s_.size);
-    for (std::size_t j = 0; j < s_.size; ++j) scratch[j] = data[base(r) + j * s_.inner];
-    return scratch.data();
-  }
-  // Where to write row r of data; store() puts it in place.
-  T* target(T* data, std::size_t r, std::vector<T>& scratch) const {
-    if (s_.inner == 1) return data + r * s_.size;
-    scratch.resize(s_.size);
-    return scratch.data();
-  }
-  void store(T* data, std::size_t r, const std::vector<T>& scratch) const {
-    if (s_.inner == 1) return;
-    for (std::size_t j = 0; j < s_.size; ++j) data[base(r) + j * s_.inner] = scratch[j];
-  }
-  // fn(r, out_row, a_row, b_row) for every row r, with rows of a and b (b may be null: then
-  // b_row is null); out_row is written by fn and lands in out.
-  template <typename Fn>
-  void map(T* out, const T* a, const T* b, Fn&& fn) const {
-    std::vector<T> a_buf, b_buf, out_buf;
-    for (std::size_t r = 0; r < count(); ++r) {
-      T* out_row = target(out, r, out_buf);
-      fn(r, out_row, load(a, r, a_buf), b ? load(b, r, b_buf) : nullptr);
-      store(out, r, out_buf);
-    }
-  }
-
- private:
-  std::size_t base(std::size_t r) const { return (r / s_.inner) * s_.size * s_.inner + r % s_.inner; }
-  detail::AxisSplit s_;
-};
-
 template <typename T>
 constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+
+// The rows along `axis` of an array seen as (outer, n, inner): row r = (o, i) is the n elements
+// at flat offsets (o n + j) inner + i, j = 0..n-1.
+struct AxisRows {
+  detail::AxisSplit split;
+  AxisRows(const Shape& shape, std::size_t axis) : split(detail::split_at_axis(shape, axis)) {}
+  std::size_t count() const { return split.outer * split.inner; }
+  std::size_t length() const { return split.size; }
+  std::size_t at(std::size_t r, std::size_t j) const {
+    return (r / split.inner * split.size + j) * split.inner + r % split.inner;
+  }
+};
+
+// ---- softmax ---------------------------------------------------------------------------------
+
+// y = softmax(x) along axis, row by row:   m = max_k x_k,  y_j = exp(x_j - m) / sum_k exp(x_k - m)
+template <typename T>
+Array<T> softmax_reference(const Array<T>& x, std::size_t axis) {
+  const AxisRows rows(detail::shape_of(x), axis);
+  Array<T> y = xt::zeros<T>(detail::shape_of(x));
+  for (std::size_t r = 0; r < rows.count(); ++r) {
+    auto x_at = [&](std::size_t j) { return x.data()[rows.at(r, j)]; };  // x_j of row r
+    T m = neg_inf<T>;
+    for (std::size_t j = 0; j < rows.length(); ++j) m = std::max(m, x_at(j));
+    if (m == neg_inf<T>) continue;  // every entry masked: y stays 0
+    T total = 0;
+    for (std::size_t j = 0; j < rows.length(); ++j) total += std::exp(x_at(j) - m);
+    for (std::size_t j = 0; j < rows.length(); ++j) y.data()[rows.at(r, j)] = std::exp(x_at(j) - m) / total;
+  }
+  return y;
+}
+
+// Task 0.6. y = softmax(x) and dy = dL/dy, both of x's shape; returns dL/dx:
+//   dx_j = y_j * (dy_j - sum_k dy_k y_k)       (the sum over the row: `axis`)
+// You get y, not x: softmax's backward needs only its output, so the op declares
+// ValueUse::own_output() and the engine keeps y for it; x itself may already be freed.
+// A fully masked row has y = 0 there, so the formula gives it dx = 0 as it is.
+template <typename T>
+Array<T> softmax_backward_reference(const Array<T>& y, const Array<T>& dy, std::size_t axis) {
+  // BEGIN TASK 0.6: softmax backward
+  HEADLAB_TASK("0.6");
+  const Array<T> dot = xt::sum(dy * y, {axis}, xt::keep_dims);  // sum_k dy_k y_k, one per row (axis of size 1)
+  return y * (dy - dot);
+  // END TASK 0.6
+}
+
+// ---- log_softmax -----------------------------------------------------------------------------
+
+// y = log_softmax(x) along axis, row by row:   y_j = x_j - m - log(sum_k exp(x_k - m)),  m = max_k x_k
+// and which rows are all -inf (their y is 0).
+template <typename T>
+kernels::LogSoftmaxForward<T> log_softmax_reference(const Array<T>& x, std::size_t axis) {
+  const Shape shape = detail::shape_of(x);
+  const AxisRows rows(shape, axis);
+  Shape row_shape = shape;
+  row_shape[axis] = 1;  // one flag per row
+  kernels::LogSoftmaxForward<T> out{xt::zeros<T>(shape), xt::zeros<bool>(row_shape)};
+  for (std::size_t r = 0; r < rows.count(); ++r) {
+    auto x_at = [&](std::size_t j) { return x.data()[rows.at(r, j)]; };  // x_j of row r
+    T m = neg_inf<T>;
+    for (std::size_t j = 0; j < rows.length(); ++j) m = std::max(m, x_at(j));
+    if (m == neg_inf<T>) {
+      out.row_masked.data()[r] = true;  // y stays 0
+      continue;
+    }
+    T total = 0;
+    for (std::size_t j = 0; j < rows.length(); ++j) total += std::exp(x_at(j) - m);
+    const T log_total = std::log(total);
+    for (std::size_t j = 0; j < rows.length(); ++j) out.y.data()[rows.at(r, j)] = x_at(j) - m - log_total;
+  }
+  return out;
+}
+
+// Task 0.7. y = log_softmax(x) and dy = dL/dy, both of x's shape; row_masked has x's shape with
+// `axis` of size 1, true on a row that was all -inf. Returns dL/dx:
+//   dx_j = dy_j - softmax_j * sum_k dy_k,   softmax_j = exp(y_j);   dx = 0 on a masked row
+// You get y, not x: the op declares ValueUse::own_output(), so the engine keeps y for this
+// backward; x itself may already be freed. row_masked is kept by the op (its closure).
+template <typename T>
+Array<T> log_softmax_backward_reference(const Array<T>& y, const Array<T>& dy, const MaskArray& row_masked,
+                                        std::size_t axis) {
+  // BEGIN TASK 0.7: log_softmax backward
+  HEADLAB_TASK("0.7");
+  const Array<T> dy_total = xt::sum(dy, {axis}, xt::keep_dims);  // sum_k dy_k, one per row (axis of size 1)
+  return xt::where(row_masked, T(0), dy - xt::exp(y) * dy_total);
+  // END TASK 0.7
+}
 
 }  // namespace
 
 // y = softmax(x) along axis          x, y: same shape
-// dx_j = y_j * (dy_j - sum_k dy_k y_k)
 template <typename T>
 Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
-  const Shape shape = x.shape();
-  const Rows<T> rows(detail::split_at_axis(shape, detail::normalize_axis(axis, shape.size(), "softmax", shape)));
-  const std::size_t n = rows.size();
-  Array<T> y = detail::empty_array<T>(shape);
-  rows.map(y.data(), x.value().data(), nullptr, [n](std::size_t, T* yr, const T* xr, const T*) {
-    const T m = detail::row_max(xr, n);
-    if (m == neg_inf<T>) {
-      std::fill_n(yr, n, T(0));  // fully masked row
-      return;
-    }
-    const T inv_total = T(1) / detail::row_exp_shifted(xr, m, yr, n);
-    for (std::size_t j = 0; j < n; ++j) yr[j] *= inv_total;
-    detail::flush_subnormals(yr, n);
-  });
-  return make_result<T>("softmax", std::move(y), {x}, [rows](Node<T>& out) {
-    // BEGIN TASK 0.6: softmax backward
-    HEADLAB_TASK("0.6");
-    const std::size_t n = rows.size();
-    Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
-    rows.map(g.data(), out.value.data(), out.grad.data(), [n](std::size_t, T* dx, const T* y, const T* dy) {
-      const T dot = detail::row_dot(dy, y, n);  // sum_k dy_k y_k
-      for (std::size_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
-      detail::flush_subnormals(dx, n);
-    });
-    accumulate_grad(*out.inputs[0], std::move(g), "softmax");
-    // END TASK 0.6
+  const std::size_t ax = detail::normalize_axis(axis, x.shape().size(), "softmax", x.shape());
+  Array<T> y = detail::run_reference() ? softmax_reference(x.value(), ax) : kernels::softmax_forward(x.value(), ax);
+  return make_result<T>("softmax", std::move(y), {x}, [ax](Node<T>& out) {
+    // out.value is y (kept: ValueUse::own_output() below), out.grad is dL/dy.
+    Array<T> dx = detail::run_task_region("0.6") ? softmax_backward_reference(out.value, out.grad, ax)
+                                                 : kernels::softmax_backward(out.value, out.grad, ax);
+    accumulate_grad(*out.inputs[0], std::move(dx), "softmax");
   }, ValueUse::own_output());
 }
 
 // y = log_softmax(x) along axis      x, y: same shape
-// dx_j = dy_j - softmax_j * sum_k dy_k   (0 on fully masked rows)
 template <typename T>
 Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
-  const Shape shape = x.shape();
-  const Rows<T> rows(
-      detail::split_at_axis(shape, detail::normalize_axis(axis, shape.size(), "log_softmax", shape)));
-  const std::size_t n = rows.size();
-  Array<T> y = detail::empty_array<T>(shape);
-  std::vector<unsigned char> masked_row(rows.count(), 0);
-  rows.map(y.data(), x.value().data(), nullptr, [n, &masked_row](std::size_t r, T* yr, const T* xr, const T*) {
-    const T m = detail::row_max(xr, n);
-    if (m == neg_inf<T>) {
-      masked_row[r] = 1;
-      std::fill_n(yr, n, T(0));
-      return;
-    }
-    const T log_total = std::log(detail::row_exp_shifted(xr, m, yr, n));  // yr holds exp(x - m) for now
-    for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - m - log_total;
-  });
-  return make_result<T>("log_softmax", std::move(y), {x}, [rows, masked_row = std::move(masked_row)](Node<T>& out) {
-    // BEGIN TASK 0.7: log_softmax backward
-    HEADLAB_TASK("0.7");
-    const std::size_t n = rows.size();
-    Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
-    rows.map(g.data(), out.value.data(), out.grad.data(), [&](std::size_t r, T* dx, const T* y, const T* dy) {
-      if (masked_row[r]) {
-        std::fill_n(dx, n, T(0));
-        return;
-      }
-      const T total = detail::row_sum(dy, n);  // sum_k dy_k
-      detail::row_exp_shifted(y, T(0), dx, n);  // dx = softmax = exp(y) for now
-      for (std::size_t j = 0; j < n; ++j) dx[j] = dy[j] - dx[j] * total;
-    });
-    accumulate_grad(*out.inputs[0], std::move(g), "log_softmax");
-    // END TASK 0.7
+  const std::size_t ax = detail::normalize_axis(axis, x.shape().size(), "log_softmax", x.shape());
+  kernels::LogSoftmaxForward<T> f =
+      detail::run_reference() ? log_softmax_reference(x.value(), ax) : kernels::log_softmax_forward(x.value(), ax);
+  return make_result<T>("log_softmax", std::move(f.y), {x}, [ax, row_masked = std::move(f.row_masked)](Node<T>& out) {
+    // out.value is y (kept: ValueUse::own_output() below), out.grad is dL/dy.
+    Array<T> dx = detail::run_task_region("0.7")
+                      ? log_softmax_backward_reference(out.value, out.grad, row_masked, ax)
+                      : kernels::log_softmax_backward(out.value, out.grad, row_masked, ax);
+    accumulate_grad(*out.inputs[0], std::move(dx), "log_softmax");
   }, ValueUse::own_output());
 }
 

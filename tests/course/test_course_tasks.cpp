@@ -9,6 +9,10 @@
 // and they pass as soon as the task and its prerequisites are done. The expected values come from
 // the definitions (loops over the formula, central differences, hand-counted examples), never from
 // the library's own output, and the random inputs move with HEADLAB_COURSE_SEED.
+//
+// Every "task ..." case runs with KernelChoice::course (headlab/ops/kernel_choice.hpp): the ops
+// whose backward (or whole body) is a task run the task's region, the student's code, not their
+// fast twin in ops/kernels/; everything else keeps its fast kernels.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -37,6 +41,38 @@
 using namespace headlab;
 
 namespace {
+
+// Sets KernelChoice::course while a "task ..." case runs, and puts the previous choice back after it.
+struct TaskCasesRunTheRegions : doctest::IReporter {
+  explicit TaskCasesRunTheRegions(const doctest::ContextOptions&) {}
+  void test_case_start(const doctest::TestCaseData& tc) override {
+    const std::string name = tc.m_name;
+    active_ = name.rfind("task ", 0) == 0;
+    if (active_) {
+      previous_ = kernel_choice();
+      set_kernel_choice(KernelChoice::course);
+    }
+  }
+  void test_case_end(const doctest::CurrentTestCaseStats&) override {
+    if (active_) set_kernel_choice(previous_);
+    active_ = false;
+  }
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+
+ private:
+  bool active_ = false;
+  KernelChoice previous_ = KernelChoice::fast;
+};
+DOCTEST_REGISTER_LISTENER("task-cases-run-the-regions", 1, TaskCasesRunTheRegions);
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 

@@ -9,7 +9,8 @@
 #include "headlab/core/random.hpp"
 #include "headlab/core/runtime.hpp"
 #include "headlab/core/tensor.hpp"
-// ops: every differentiable op
+// ops: every differentiable op, and the switch between their fast kernels and readable references
+#include "headlab/ops/kernel_choice.hpp"
 #include "headlab/ops/ops.hpp"
 // nn: modules and layers; attention: SDPA, multi-head attention and its variants, KV cache
 #include "headlab/nn/layers.hpp"

@@ -4,7 +4,8 @@
 // plain `for (j) s += x[j]` runs one add at a time. These helpers keep one
 // partial result per SIMD lane (xsimd batches), combine the lanes, then add the
 // scalar tail: a fixed order, so the same input always gives the same bits.
-// Used by softmax, log_softmax, cross_entropy and layer_norm on their rows.
+// Used by the fast kernels of softmax, log_softmax, cross_entropy and layer_norm
+// (softmax_kernels.cpp, loss_kernels.cpp, norm_kernels.cpp) and by flash attention.
 #pragma once
 
 #include <algorithm>

@@ -4,6 +4,10 @@
 // side by side. Axes may be negative (counted from the end). Shapes follow
 // numpy broadcasting for the elementwise binary ops. A bad shape throws
 // ShapeError naming the op and the shapes involved.
+//
+// softmax, log_softmax, cross_entropy, layer_norm, matmul and linear run a fast kernel
+// (ops/kernels/) by default; each also has a readable reference in its op's file, the same
+// formula as plain loops. headlab/ops/kernel_choice.hpp says which one runs.
 #pragma once
 
 #include <cstddef>
