@@ -6,7 +6,7 @@ Run with Debian's PyTorch (1.13), from anywhere:
     /usr/bin/python3 scripts/make_attention_fixtures.py
 
 The output is deterministic (a fixed seed per case, float64 everywhere, CPU only).
-tests/test_attention_fixtures.cpp replays every case through headlab, in float64
+tests/attention/test_attention_fixtures.cpp replays every case through headlab, in float64
 and in float32.
 
 Two kinds of case:

@@ -25,7 +25,7 @@ The output is deterministic (fixed seeds). Files:
                a small corpus for the `headlab bleu` CLI test (one tokenized sentence per line);
                the script prints the line the CLI must print (tests/CMakeLists.txt checks it).
 
-tests/test_bleu.cpp replays cases.json.
+tests/data/test_bleu.cpp replays cases.json.
 """
 
 import json

@@ -8,7 +8,7 @@ Run with Debian's PyTorch (1.13), from anywhere:
 The output is deterministic (fixed seed, float64 everywhere, CPU only). Each case
 records the op's inputs, its non-differentiable arguments, the output, a random
 upstream gradient G and the gradient of sum(output * G) with respect to every
-input. tests/test_pytorch_fixtures.cpp replays the cases through headlab.
+input. tests/ops/test_pytorch_fixtures.cpp replays the cases through headlab.
 
 File layout:
     {"generator": ..., "torch_version": ..., "seed": ..., "cases": [case, ...]}

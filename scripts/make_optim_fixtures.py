@@ -9,7 +9,7 @@ The output is deterministic (fixed seed, float64, CPU, foreach=False: the
 single-tensor code path that headlab's optim.cpp follows). Each optimiser case
 starts from two parameters of shapes (3, 4) and (5,), sets a saved random
 gradient before every step (no backward pass: the gradient is given) and
-records the parameters after each step. tests/test_optim.cpp replays them.
+records the parameters after each step. tests/optim/test_optim.cpp replays them.
 
 File layout:
     {"generator": ..., "torch_version": ..., "seed": ..., "dtype": "float64",

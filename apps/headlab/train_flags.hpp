@@ -2,7 +2,7 @@
 //
 // Header-only on purpose: CLI11 is heavy, and only a few translation units include this
 // file: cli/main.cpp (the real command line), fuzz/fuzz_cli_config.cpp (which feeds random
-// config files to exactly these flags, see fuzz/) and tests/test_fuzz_regressions.cpp.
+// config files to exactly these flags, see fuzz/) and tests/apps/test_fuzz_regressions.cpp.
 #pragma once
 
 #include <functional>
