@@ -32,7 +32,7 @@ inline CLI::Validator config_ini_safe_path() {
           return "'" + path + "' contains '#', which config.ini would read as the start of a comment";
         return "";
       },
-      "PATH");
+      "");
 }
 
 struct TrainCommand {
@@ -105,12 +105,15 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
             }
             return "";
           },
-          info.kind == OptionKind::count ? "COUNT" : info.kind == OptionKind::real ? "NUMBER" : "TEXT"));
+          ""));
+      opt->type_name(info.kind == OptionKind::count ? "COUNT" : info.kind == OptionKind::real ? "NUMBER" : "");
       if (info.kind == OptionKind::real) opt->check(CLI::NonNegativeNumber);
       if (info.kind == OptionKind::choice) opt->check(CLI::IsMember(info.choices));
       const std::string field = info.field;
       if (field == "train_file" || field == "valid_file" || field == "test_file" || field == "run_dir")
-        opt->check(config_ini_safe_path());
+        opt->check(config_ini_safe_path())->type_name(field == "run_dir" ? "DIR" : "FILE");
+      else if (info.kind == OptionKind::text || info.kind == OptionKind::choice)
+        opt->type_name("TEXT");
     }
     bound.emplace_back(&info, opt);
   }

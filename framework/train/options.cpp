@@ -3,6 +3,7 @@
 #include "headlab/train/options.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -29,7 +30,10 @@ namespace {
 
 std::string value_text(const std::string& v) { return v; }
 std::string value_text(bool v) { return v ? "true" : "false"; }
-std::string value_text(double v) {
+std::string value_text(double v) {  // the shortest text that reads back as the same double: 0.6, 1e-05
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  if (ec == std::errc()) return std::string(buf, end);
   std::ostringstream os;
   os << std::setprecision(17) << v;
   return os.str();
