@@ -114,18 +114,11 @@ std::vector<std::uint64_t> parse_seeds(const std::string& text) {
 std::string train_flag_for(const std::string& key) {
   // A grid key is a TrainOptions field (ff_dim) or a flag name (ff, kv-heads or kv_heads): the
   // options table (headlab/train/options.hpp) knows both.
+  std::string dashed = key;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
   const OptionInfo* info = find_option_by_field(key);
-  if (!info) info = find_option_by_flag(key);
-  if (!info) {
-    std::string dashed = key;
-    std::replace(dashed.begin(), dashed.end(), '_', '-');
-    info = find_option_by_flag(dashed);
-  }
-  if (!info) {
-    std::string dashed = key;
-    std::replace(dashed.begin(), dashed.end(), '_', '-');
-    throw ValueError("--grid " + key + ": `headlab train` has no flag --" + dashed + " (see headlab train --help)");
-  }
+  if (!info) info = find_option_by_flag(dashed);
+  if (!info) throw ValueError("--grid " + key + ": `headlab train` has no flag --" + dashed + " (see headlab train --help)");
   return std::string("--") + info->flag;
 }
 
