@@ -1,5 +1,5 @@
-// fuzz_cli_config: the config file of `headlab train --config FILE` (an INI/TOML file with a
-// [train] section; every run directory holds one, config.ini).
+// fuzz_cli_config: the config file of `headlab train --config FILE` (a [train] section of
+// flag=value lines, read strictly by headlab/train/config_file.hpp; every run directory holds one, config.ini).
 //
 // The input is written to a temporary file and parsed exactly as the command line does it:
 // the same CLI11 app pieces (add_train_command from apps/headlab/train_flags.hpp: the same

@@ -31,6 +31,7 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/lab/sweep.hpp"
 #include "headlab/train/trainer.hpp"
+#include "cli_values.hpp"
 #include "train_flags.hpp"
 
 extern char** environ;
@@ -48,7 +49,7 @@ CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
                                        "head_dim=compute means d_model/heads; flags without a value take on/off)")
       ->allow_extra_args(false);
   ablate->add_option("--seeds", o.seeds, "seeds of every grid cell, e.g. 1,2,3 (default 1)");
-  ablate->add_option("-j,--jobs", o.jobs, "runs at the same time")->check(CLI::Range(1, 1024))->capture_default_str();
+  ablate->add_option("-j,--jobs", o.jobs, "runs at the same time")->check(whole_number(1, 1024))->capture_default_str();
   ablate->add_option("--metric", o.metric, "summary.json field on the chart's y axis")->capture_default_str();
   ablate->add_option("--x", o.x_key, "grid key on the chart's x axis (default: heads, else the first numeric key)");
   ablate->add_option("--emit-jobs", o.emit_jobs,

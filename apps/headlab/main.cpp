@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ablate_command.hpp"
+#include "cli_values.hpp"
 #include "head_lab_commands.hpp"
 #include "commands.hpp"
 #include "train_flags.hpp"
@@ -28,34 +29,34 @@ int main(int argc, char** argv) {
 
   headlab::cli::MlpDemoOptions mlp;
   auto* demo = app.add_subcommand("mlp-demo", "train a tiny MLP on two spirals with the autograd engine");
-  demo->add_option("--seed", mlp.seed, "random seed")->capture_default_str();
-  demo->add_option("--steps", mlp.steps, "gradient steps")->check(CLI::Range(1, 1000000))->capture_default_str();
-  demo->add_option("--hidden", mlp.hidden, "hidden units")->check(CLI::Range(1, 4096))->capture_default_str();
-  demo->add_option("--points", mlp.points, "training points")->check(CLI::Range(4, 1000000))->capture_default_str();
-  demo->add_option("--lr", mlp.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  demo->add_option("--log-every", mlp.log_every, "print every N steps")->check(CLI::Range(1, 1000000))
+  demo->add_option("--seed", mlp.seed, "random seed")->check(headlab::cli::whole_number())->capture_default_str();
+  demo->add_option("--steps", mlp.steps, "gradient steps")->check(headlab::cli::whole_number(1, 1000000))->capture_default_str();
+  demo->add_option("--hidden", mlp.hidden, "hidden units")->check(headlab::cli::whole_number(1, 4096))->capture_default_str();
+  demo->add_option("--points", mlp.points, "training points")->check(headlab::cli::whole_number(4, 1000000))->capture_default_str();
+  demo->add_option("--lr", mlp.lr, "learning rate")->check(headlab::cli::real_number(1e-12, 1e6))->capture_default_str();
+  demo->add_option("--log-every", mlp.log_every, "print every N steps")->check(headlab::cli::whole_number(1, 1000000))
       ->capture_default_str();
   demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file");
 
   headlab::cli::StatsOptions st;
   auto* stats = app.add_subcommand("stats", "parameters, forward FLOPs and KV-cache size of an attention layer");
-  stats->add_option("--d-model", st.d_model, "model width D")->capture_default_str();
-  stats->add_option("--heads", st.heads, "query heads h")->capture_default_str();
+  stats->add_option("--d-model", st.d_model, "model width D")->check(headlab::cli::signed_whole_number())->capture_default_str();
+  stats->add_option("--heads", st.heads, "query heads h")->check(headlab::cli::signed_whole_number())->capture_default_str();
   stats->add_option("--kv-heads", st.kv_heads, "key/value heads (0 = heads; 1 = multi-query; else grouped-query)")
-      ->capture_default_str();
-  stats->add_option("--head-dim", st.head_dim, "head size d (0 = d_model / heads)")->capture_default_str();
+      ->check(headlab::cli::signed_whole_number())->capture_default_str();
+  stats->add_option("--head-dim", st.head_dim, "head size d (0 = d_model / heads)")->check(headlab::cli::signed_whole_number())->capture_default_str();
   stats->add_option("--gate", st.gate, "sigmoid output gate after SDPA (G1)")
       ->check(CLI::IsMember({"none", "headwise", "elementwise"}))
       ->capture_default_str();
   stats->add_flag("--no-bias", st.no_bias, "projections without biases");
-  stats->add_option("--window", st.window, "sliding window of W keys (0 = none)")->capture_default_str();
-  stats->add_option("--sinks", st.sinks, "always-visible first tokens under the window")->capture_default_str();
+  stats->add_option("--window", st.window, "sliding window of W keys (0 = none)")->check(headlab::cli::signed_whole_number())->capture_default_str();
+  stats->add_option("--sinks", st.sinks, "always-visible first tokens under the window")->check(headlab::cli::signed_whole_number())->capture_default_str();
   stats->add_flag("--rope", st.rope, "rotary positions on q and k");
-  stats->add_option("--latent-dim", st.latent_dim, "MLA latent size d_c (0 = off)")->capture_default_str();
+  stats->add_option("--latent-dim", st.latent_dim, "MLA latent size d_c (0 = off)")->check(headlab::cli::signed_whole_number())->capture_default_str();
   stats->add_option("--rope-dim", st.rope_dim, "MLA decoupled rotary key size d_R (needs --rope)")
-      ->capture_default_str();
-  stats->add_option("--seq-len", st.seq_len, "tokens T of self-attention")->capture_default_str();
-  stats->add_option("--layers", st.layers, "layers (multiplies the totals)")->capture_default_str();
+      ->check(headlab::cli::signed_whole_number())->capture_default_str();
+  stats->add_option("--seq-len", st.seq_len, "tokens T of self-attention")->check(headlab::cli::signed_whole_number())->capture_default_str();
+  stats->add_option("--layers", st.layers, "layers (multiplies the totals)")->check(headlab::cli::signed_whole_number())->capture_default_str();
 
   // headlab train: its flags (and --config) are built in train_flags.hpp, shared with fuzz/fuzz_cli_config.cpp.
   headlab::TrainOptions tr;
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
   std::size_t eval_sequences = 1000;
   auto* eval = app.add_subcommand("eval", "held-out exact match of a trained run's checkpoint");
   eval->add_option("--run-dir", eval_dir, "the run directory (holds checkpoint.safetensors)")->required();
-  eval->add_option("--sequences", eval_sequences, "held-out sequences")->check(CLI::PositiveNumber)->capture_default_str();
+  eval->add_option("--sequences", eval_sequences, "held-out sequences")->check(headlab::cli::whole_number(1, 1000000000))->capture_default_str();
   auto* decode = app.add_subcommand("decode", "greedy decoding (with a KV cache) of one sequence");
   decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
   decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
@@ -84,12 +85,12 @@ int main(int argc, char** argv) {
                         "a translation checkpoint (RUN_DIR/best.safetensors or checkpoint.safetensors)")
       ->required();
   translate->add_option("--beam", translate_options.beam, "beam size (1 = greedy)")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
   translate->add_option("--length-penalty", translate_options.length_penalty, "GNMT length penalty alpha")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(headlab::cli::real_number(0, 1000))->capture_default_str();
   translate->add_option("--extra-tokens", translate_options.extra_tokens,
                         "at most len(source) + this many output tokens")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
 
   headlab::cli::AblateOptions ablate_options;
   CLI::App* ablate = headlab::cli::add_ablate_command(app, ablate_options);
@@ -101,11 +102,11 @@ int main(int argc, char** argv) {
       ->required();
   heads->add_option("--out", heads_options.out, "output directory (default: CHECKPOINT_DIR/heads)");
   heads->add_option("--probe-sequences", heads_options.probe_sequences, "repeated-random-token sequences scored")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(headlab::cli::whole_number(1, 100000))->capture_default_str();
   heads->add_option("--block", heads_options.block, "their repeated block T (0 = the model's own, or the largest "
                                                     "that fits, at most 16)")
-      ->capture_default_str();
-  heads->add_option("--seed", heads_options.seed, "seed of the probe")->capture_default_str();
+      ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
+  heads->add_option("--seed", heads_options.seed, "seed of the probe")->check(headlab::cli::whole_number())->capture_default_str();
   heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
                                                     "translate, a source sentence (default: the first probe sequence)");
 
@@ -116,11 +117,11 @@ int main(int argc, char** argv) {
       ->required();
   prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
   prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")
-      ->check(CLI::Range(0.001, 1.0))->capture_default_str();
-  prune->add_option("--seed", prune_options.seed, "seed of the random pruning order")->capture_default_str();
+      ->check(headlab::cli::real_number(0.001, 1.0))->capture_default_str();
+  prune->add_option("--seed", prune_options.seed, "seed of the random pruning order")->check(headlab::cli::whole_number())->capture_default_str();
   prune->add_option("--sequences", prune_options.sequences,
                     "copy/induction: held-out sequences (0 = 512); translate: evaluation pairs (0 = all)")
-      ->capture_default_str();
+      ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
   prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
 
   try {
@@ -130,7 +131,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // (app.exit(e) would print CLI11's message whole, with a hostile value in it.)
+    std::cerr << headlab::cli::clipped_message(e.what()) << "\nRun with --help for more information.\n";
     return 2;  // a usage error: bad flag or value
   }
   if (flush_denormals && !headlab::set_flush_denormal(true)) {

@@ -13,32 +13,17 @@
 
 #include <CLI/CLI.hpp>
 
-#include "headlab/data/text.hpp"
+#include "headlab/train/config_file.hpp"
 #include "headlab/train/options.hpp"
 
 namespace headlab::cli {
 
-// A check for the path flags (--train, --valid, --test, --run-dir): RUN_DIR/config.ini must
-// reproduce the run, and CLI11 2.1 cannot write every string so that it reads back the same:
-//   - a value that reads as a number (" 2") is written without quotes and comes back trimmed;
-//   - reading cuts a line at its first '#' (a comment), even inside quotes ("data#1.tsv" -> "data).
-// Such a path is refused up front, as a usage error naming it.
-inline CLI::Validator config_ini_safe_path() {
-  return CLI::Validator(
-      [](std::string& path) -> std::string {
-        if (!path.empty() && (is_space_char(path.front()) || is_space_char(path.back())))
-          return "'" + path + "' starts or ends with whitespace (config.ini could not reproduce it)";
-        if (path.find('#') != std::string::npos)
-          return "'" + path + "' contains '#', which config.ini would read as the start of a comment";
-        return "";
-      },
-      "");
-}
-
 struct TrainCommand {
   CLI::App* app = nullptr;  // the `train` subcommand
   // Call after parsing: fills the options with the chosen task's defaults (the table's columns),
-  // then every flag the user gave or the config file set. Throws ValueError for a bad value.
+  // then every key of the config file (headlab/train/config_file.hpp), then every flag the user
+  // gave (a flag wins over the file). The task is the flag's, else the file's, else copy.
+  // Throws ValueError for a bad file or value ("FILE:LINE: steps: ..." for a value from the file).
   std::function<void()> resolve;
   // --print-config: print the resolved options as a config file and exit without training.
   std::shared_ptr<bool> print_config;
@@ -73,48 +58,46 @@ inline std::string option_help(const OptionInfo& info) {
 }
 
 // Adds `train` to `app`, one flag per row of the options table (headlab/train/options.hpp), and
-// `--config FILE` on `app` itself: CLI11 reads config files on the main app only, so `--config`
-// belongs to it, and `fallthrough` lets `headlab train --config FILE` pass it up. Options live
-// under a [train] section of the file, keyed by flag name: what RUN_DIR/config.ini holds.
-// `tr` must outlive the parse; TrainCommand::resolve fills it.
+// `--config FILE`. Every valued flag is checked by its row's parser (OptionInfo::set) when parsed;
+// booleans take true, false, 1 or 0 (`--rope` alone is true). `tr` must outlive the parse;
+// TrainCommand::resolve fills it.
 inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
   auto* train = app.add_subcommand("train", "train a transformer on a task: copy, translate (a TSV corpus) or "
                                             "induction (a decoder-only model); per-task defaults in brackets");
-  app.set_config("--config", "", "read options from this INI/TOML file ([train] section, flag names as keys)");
   train->fallthrough();
-  // What the parse writes: the text of every valued flag and the state of every boolean flag,
-  // by field. std::map keeps references to its values valid while it grows.
+  auto config_path = std::make_shared<std::string>();
+  train->add_option("--config", *config_path,
+                    "read options from this file: a [train] section of flag=value lines, as RUN_DIR/config.ini "
+                    "holds (flags given here win)")
+      ->type_name("FILE");
+  // The text of every flag as given, by field (a boolean given alone reads "true").
+  // std::map keeps references to its values valid while it grows.
   auto texts = std::make_shared<std::map<std::string, std::string>>();
-  auto booleans = std::make_shared<std::map<std::string, bool>>();
   std::vector<std::pair<const OptionInfo*, CLI::Option*>> bound;
   for (const OptionInfo& info : train_option_table()) {
     const std::string name = std::string("--") + info.flag;
-    CLI::Option* opt = nullptr;
-    if (info.kind == OptionKind::flag) {
-      opt = train->add_flag(name, (*booleans)[info.field], option_help(info));
-    } else {
-      opt = train->add_option(name, (*texts)[info.field], option_help(info));
-      const OptionInfo* row = &info;
-      opt->check(CLI::Validator(
-          [row](std::string& value) -> std::string {
-            TrainOptions scratch;
-            try {
-              row->set(scratch, value);
-            } catch (const std::exception& e) {
-              return e.what();
-            }
-            return "";
-          },
-          ""));
-      opt->type_name(info.kind == OptionKind::count ? "COUNT" : info.kind == OptionKind::real ? "NUMBER" : "");
-      if (info.kind == OptionKind::real) opt->check(CLI::NonNegativeNumber);
-      if (info.kind == OptionKind::choice) opt->check(CLI::IsMember(info.choices));
-      const std::string field = info.field;
-      if (field == "train_file" || field == "valid_file" || field == "test_file" || field == "run_dir")
-        opt->check(config_ini_safe_path())->type_name(field == "run_dir" ? "DIR" : "FILE");
-      else if (info.kind == OptionKind::text || info.kind == OptionKind::choice)
-        opt->type_name("TEXT");
-    }
+    std::string& text = (*texts)[info.field];
+    CLI::Option* opt = info.kind == OptionKind::flag ? train->add_flag(name, text, option_help(info))
+                                                     : train->add_option(name, text, option_help(info));
+    const OptionInfo* row = &info;
+    opt->check(CLI::Validator(
+        [row](std::string& value) -> std::string {
+          TrainOptions scratch;
+          try {
+            row->set(scratch, value);
+          } catch (const std::exception& e) {
+            return e.what();
+          }
+          return "";
+        },
+        ""));
+    const std::string field = info.field;
+    if (info.kind == OptionKind::count) opt->type_name("COUNT");
+    else if (info.kind == OptionKind::real) opt->type_name("NUMBER");
+    else if (field == "train_file" || field == "valid_file" || field == "test_file") opt->type_name("FILE");
+    else if (field == "run_dir") opt->type_name("DIR");
+    else if (info.kind != OptionKind::flag) opt->type_name("TEXT");
+    if (info.kind == OptionKind::choice) opt->check(CLI::IsMember(info.choices));
     bound.emplace_back(&info, opt);
   }
   TrainCommand command;
@@ -122,16 +105,34 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
   command.print_config = std::make_shared<bool>(false);
   train->add_flag("--print-config", *command.print_config,
                   "print the options as resolved for the task, in the config.ini format, and exit without training");
-  command.resolve = [bound, texts, booleans, &tr] {
-    Task task = Task::copy;
-    for (const auto& [info, opt] : bound)
-      if (std::string(info->field) == "task" && opt->count() != 0) task = parse_task((*texts)["task"]);
-    TrainOptions resolved = TrainOptions::defaults_for(task);
-    for (const auto& [info, opt] : bound) {
-      if (opt->count() == 0) continue;
-      const std::string field = info->field;
-      info->set(resolved, info->kind == OptionKind::flag ? ((*booleans)[field] ? "true" : "false") : (*texts)[field]);
+  command.resolve = [bound, texts, config_path, &tr] {
+    const std::vector<ConfigEntry> file = config_path->empty() ? std::vector<ConfigEntry>{} : read_config_file(*config_path);
+    auto given = [&](const OptionInfo* info) {
+      for (const auto& [row, opt] : bound)
+        if (row == info) return opt->count() != 0;
+      return false;
+    };
+    auto apply = [](TrainOptions& o, const ConfigEntry& entry) {
+      const OptionInfo* info = find_option_by_flag(entry.key);
+      try {
+        info->set(o, entry.value);
+      } catch (const std::exception& e) {
+        throw ValueError(entry.where + ": " + entry.key + ": " + e.what());
+      }
+    };
+    const OptionInfo* task_row = find_option_by_field("task");
+    TrainOptions resolved = TrainOptions::defaults_for(Task::copy);
+    if (given(task_row)) {
+      task_row->set(resolved, (*texts)["task"]);
+    } else {
+      for (const ConfigEntry& entry : file)
+        if (entry.key == task_row->flag) apply(resolved, entry);
     }
+    resolved = TrainOptions::defaults_for(resolved.task);
+    for (const ConfigEntry& entry : file)
+      if (!given(find_option_by_flag(entry.key))) apply(resolved, entry);
+    for (const auto& [info, opt] : bound)
+      if (opt->count() != 0) info->set(resolved, (*texts)[info->field]);
     tr = resolved;
   };
   return command;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/user_input.hpp"
 #include "sweep_text.hpp"
 
 namespace headlab {
@@ -103,9 +104,10 @@ std::vector<std::uint64_t> parse_seeds(const std::string& text) {
     std::uint64_t seed = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), seed);
     if (part.empty() || ec != std::errc() || end != part.data() + part.size())
-      throw ValueError("--seeds '" + text + "': '" + part + "' is not a non-negative integer (expected e.g. 1,2,3)");
+      throw ValueError("--seeds " + quote_clipped(text) + ": " + quote_clipped(part) +
+                       " is not a non-negative integer (expected e.g. 1,2,3)");
     if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end())
-      throw ValueError("--seeds '" + text + "': the seed " + part + " is given twice");
+      throw ValueError("--seeds " + quote_clipped(text) + ": the seed " + part + " is given twice");
     seeds.push_back(seed);
   }
   return seeds;

@@ -4,23 +4,11 @@
 #include <iomanip>
 #include <sstream>
 
+#include "headlab/core/user_input.hpp"
+
 namespace headlab {
 
 namespace {
-
-void parse_into(double& out, const std::string& s) {
-  std::size_t used = 0;
-  out = std::stod(s, &used);
-  if (used != s.size()) throw ValueError("not a number: '" + s + "'");
-}
-template <typename U>
-void parse_into(U& out, const std::string& s) {
-  std::size_t used = 0;
-  const unsigned long long v = std::stoull(s, &used);
-  if (used != s.size() || s.find('-') != std::string::npos) throw ValueError("not a count: '" + s + "'");
-  out = static_cast<U>(v);
-}
-
 
 std::string rng_text(const Generator& g) {
   std::ostringstream os;
@@ -45,27 +33,23 @@ std::vector<double> losses_from_text(const std::string& text) {
   std::istringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    double value = 0;
     try {
-      parse_into(value, item);
-    } catch (const std::exception&) {
-      throw ValueError("checkpoint: metadata 'losses': item " + std::to_string(out.size() + 1) + " '" + item +
-                       "' is not a number");
+      out.push_back(parse_real_number(item));
+    } catch (const ValueError&) {
+      throw ValueError("checkpoint: metadata 'losses': item " + std::to_string(out.size() + 1) + " " +
+                       quote_clipped(item) + " is not a finite number");
     }
-    out.push_back(value);
   }
   return out;
 }
 
-// A checkpoint's step: a count (ValueError naming the text otherwise).
+// A checkpoint's step: a whole number within the range of --steps (ValueError naming the key).
 std::size_t step_from_text(const std::string& text) {
-  std::size_t step = 0;
   try {
-    parse_into(step, text);
-  } catch (const std::exception&) {
-    throw ValueError("checkpoint: metadata 'step' is not a count: '" + text + "'");
+    return static_cast<std::size_t>(parse_whole_number(text, 0, kMaxOptionCount));
+  } catch (const ValueError& e) {
+    throw ValueError(std::string("checkpoint: metadata 'step': ") + e.what());
   }
-  return step;
 }
 
 }  // namespace

@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <sstream>
+
+#include "headlab/core/user_input.hpp"
+#include "headlab/data/text.hpp"
 
 namespace headlab {
 
@@ -22,11 +26,25 @@ std::string task_name(Task task) {
 Task parse_task(const std::string& name) {
   for (Task t : {Task::copy, Task::translate, Task::induction})
     if (task_name(t) == name) return t;
-  throw ValueError("'" + name + "' is not a known task (copy, translate, induction)");
+  throw ValueError(quote_clipped(name) + " is not a known task (copy, translate, induction)");
 }
 
 // ---- Values as text: one overload per column type of the table --------------------------------
 namespace {
+
+// The whole numbers a count option takes. Counts stop at 10^9 (the memory check refuses
+// models too large long before); the seed takes any 64-bit value. A lower bound of 1 is for
+// options that count steps or items and cannot be 0; the model's sizes are checked with their
+// reasons by TransformerConfig::validate.
+struct CountRange {
+  std::uint64_t lo, hi;
+};
+CountRange count_range(const std::string& field) {
+  if (field == "seed") return {0, std::numeric_limits<std::uint64_t>::max()};
+  for (const char* positive : {"steps", "batch", "warmup", "eval_every", "eval_sequences", "layers", "beam", "min_freq"})
+    if (field == positive) return {1, kMaxOptionCount};
+  return {0, kMaxOptionCount};
+}
 
 std::string value_text(const std::string& v) { return v; }
 std::string value_text(bool v) { return v ? "true" : "false"; }
@@ -45,40 +63,31 @@ std::string value_text(Count v) {
   return std::to_string(v);
 }
 
-void parse_value(std::string& out, const std::string& s) { out = s; }
-void parse_value(bool& out, const std::string& s) {
-  if (s != "true" && s != "false") throw ValueError("expected true or false, got '" + s + "'");
-  out = s == "true";
+// What a value must look like, per column type (ValueError in the value's own terms otherwise).
+// Text must be UTF-8 without control characters: config.ini and the checkpoint's metadata hold one
+// value per line, so a line break (or invalid UTF-8, which the config reader refuses) could not
+// be written and read back.
+void parse_value(std::string& out, const std::string& s, const char*) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      throw ValueError("contains a control character (config.ini could not hold it): " + quote_clipped(s));
+  if (!is_valid_utf8(s)) throw ValueError("is not valid UTF-8 (config.ini could not hold it): " + quote_clipped(s));
+  out = s;
 }
-void parse_value(double& out, const std::string& s) {
-  std::size_t used = 0;
-  try {
-    out = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size()) throw ValueError("not a number: '" + s + "'");
-}
-void parse_value(Task& out, const std::string& s) { out = parse_task(s); }
-void parse_value(GateKind& out, const std::string& s) {
+void parse_value(bool& out, const std::string& s, const char*) { out = parse_boolean(s); }
+void parse_value(double& out, const std::string& s, const char*) { out = parse_real_number(s); }
+void parse_value(Task& out, const std::string& s, const char*) { out = parse_task(s); }
+void parse_value(GateKind& out, const std::string& s, const char*) {
   try {
     out = parse_gate(s);
   } catch (const std::exception&) {
-    throw ValueError("'" + s + "' is not a gate (none, headwise, elementwise)");
+    throw ValueError(quote_clipped(s) + " is not a gate (none, headwise, elementwise)");
   }
 }
 template <typename Count>
-void parse_value(Count& out, const std::string& s) {
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size() || s.find('-') != std::string::npos)
-    throw ValueError("not a count: '" + s + "'");
-  out = static_cast<Count>(v);
+void parse_value(Count& out, const std::string& s, const char* field) {
+  const CountRange range = count_range(field);
+  out = static_cast<Count>(parse_whole_number(s, range.lo, range.hi));
 }
 
 template <typename U> OptionKind kind_of() { return OptionKind::count; }
@@ -103,7 +112,7 @@ std::vector<OptionInfo> make_table() {
     table.push_back(OptionInfo{#field, flag, help, choices.empty() ? kind_of<type>() : OptionKind::choice, stored, \
                                tasks, std::move(choices),                                                        \
                                [](const TrainOptions& o) { return value_text(o.field); },                        \
-                               [](TrainOptions& o, const std::string& s) { parse_value(o.field, s); }});         \
+                               [](TrainOptions& o, const std::string& s) { parse_value(o.field, s, #field); }}); \
   }
   HEADLAB_TRAIN_OPTIONS(HEADLAB_TABLE_ROW)
 #undef HEADLAB_TABLE_ROW
@@ -170,39 +179,44 @@ TransformerConfig TrainOptions::model_config() const { return model_config(vocab
 void TrainOptions::validate() const {
   auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
   auto count = [](std::size_t v) { return std::to_string(v); };
+  // Every value as its flag would take it (options made in code never went through a parser):
+  // counts within their range, reals finite, text that config.ini can hold.
+  for (const OptionInfo& info : train_option_table()) {
+    TrainOptions scratch;
+    try {
+      info.set(scratch, info.get(*this));
+    } catch (const ValueError& e) {
+      bad(info.field, e.what());
+    }
+  }
   if (attention_only && task != Task::induction)
     bad("attention_only", "is for task induction (a decoder-only model)");
   if (task == Task::copy) {
     if (vocab < 3) bad("vocab", count(vocab) + " is too small: needs at least 3 ids (<pad>, <s>, one symbol)");
     if (length < 2) bad("length", count(length) + " is too short: needs at least 2 tokens");
   } else if (task == Task::induction) {
+    // Held-out blocks are from (T + 1) / 2 to T tokens long, and a block needs 2: T >= 3.
     if (vocab < 4) bad("vocab", count(vocab) + " is too small: needs at least 4 ids (<pad>, <s>, two symbols)");
-    if (length < 2) bad("length", count(length) + " is too short: the repeated block needs at least 2 tokens");
-    if (length > 100000) bad("length", count(length) + " is too long: at most 100000");
+    if (length < 3 || length > 100000)
+      bad("length", "must be from 3 to 100000 for task induction (blocks of (T+1)/2 to T tokens, at least 2), got " +
+                        count(length));
   } else {
     if (train_file.empty()) bad("train_file", "task translate needs a training corpus (source<TAB>target per line)");
     if (valid_file.empty()) bad("valid_file", "task translate needs a validation corpus (source<TAB>target per line)");
-    if (min_freq == 0) bad("min_freq", "must be >= 1");
     if (max_len < 3) bad("max_len", count(max_len) + " is too short: needs at least 3 (<s>, a token, </s>)");
     if (max_tokens < max_len)
       bad("max_tokens", count(max_tokens) + " must be >= max_len " + count(max_len) + " (a batch must hold the longest pair)");
-    if (beam == 0) bad("beam", "must be >= 1");
     if (!(length_penalty >= 0)) bad("length_penalty", "must be >= 0");
   }
-  if (layers == 0) bad("layers", "must be >= 1");
   if (!(time_budget >= 0)) bad("time_budget", "must be >= 0 seconds");
-  if (steps == 0) bad("steps", "must be > 0");
-  if (batch == 0) bad("batch", "must be > 0");
-  if (warmup == 0) bad("warmup", "must be > 0 (the Noam schedule divides by it)");
+  if (!(dropout >= 0 && dropout < 1)) bad("dropout", "must be in [0, 1)");
   if (!(lr_factor > 0)) bad("lr_factor", "must be > 0");
   if (!(label_smoothing >= 0 && label_smoothing < 1)) bad("label_smoothing", "must be in [0, 1)");
   if (!(clip_norm >= 0)) bad("clip_norm", "must be >= 0");
-  if (eval_every == 0) bad("eval_every", "must be > 0");
-  if (eval_sequences == 0) bad("eval_sequences", "must be > 0");
   if (resume && run_dir.empty()) bad("resume", "needs a run directory (where the checkpoint is)");
   const std::vector<std::string> styles = choices_of("progress");
   if (std::find(styles.begin(), styles.end(), progress) == styles.end())
-    bad("progress", "'" + progress + "' is not auto, bar, lines or none");
+    bad("progress", quote_clipped(progress) + " is not auto, bar, lines or none");
   TransformerConfig c = task == Task::translate ? model_config(5, 5) : model_config();
   if (task == Task::induction) c.src_vocab = 1;  // no encoder
   c.validate();
@@ -227,7 +241,8 @@ TrainOptions TrainOptions::from_text(const std::string& text) {
     ++number;
     if (line.empty()) continue;
     const auto eq = line.find(" = ");
-    if (eq == std::string::npos) throw ValueError("options line " + std::to_string(number) + ": no ' = ' in '" + line + "'");
+    if (eq == std::string::npos)
+      throw ValueError("options line " + std::to_string(number) + ": no ' = ' in " + quote_clipped(line));
     entries.emplace_back(line.substr(0, eq), line.substr(eq + 3));
     line_numbers.push_back(number);
   }
@@ -244,7 +259,7 @@ TrainOptions TrainOptions::from_text(const std::string& text) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& [key, value] = entries[i];
     const OptionInfo* info = find_option_by_field(key);
-    if (!info || !info->stored) throw ValueError(where(i) + ": unknown option '" + key + "'");
+    if (!info || !info->stored) throw ValueError(where(i) + ": unknown option " + quote_clipped(key));
     try {
       info->set(o, value);
     } catch (const std::exception& e) {
@@ -262,7 +277,7 @@ std::string TrainOptions::to_config_ini() const {
   for (const OptionInfo& info : train_option_table()) {
     if (!info.stored) continue;
     const std::string value = info.get(*this);
-    // Text values are quoted (CLI11 removes the quotes), so that a path that reads as a number stays text.
+    // Text values are quoted: the config reader takes them as is between the quotes (spaces, '#').
     if (info.kind == OptionKind::text) os << info.flag << "=\"" << value << "\"\n";
     else os << info.flag << "=" << value << "\n";
   }

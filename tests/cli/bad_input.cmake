@@ -49,3 +49,71 @@ set_tests_properties(cli.translate_with_copy_checkpoint_exits_2 PROPERTIES FIXTU
 add_test(NAME cli.train_sigint_saves_and_resumes
          COMMAND sh -c "rm -rf ${BAD_DIR}/sigint; ${HL} train --steps 100000 --eval-every 100000 --progress none --run-dir ${BAD_DIR}/sigint & pid=$!; sleep 3; kill -INT $pid; wait $pid; s=$?; test $s -eq 130 && test -f ${BAD_DIR}/sigint/checkpoint.safetensors && ${HL} train --steps 100000 --eval-every 100000 --progress none --run-dir ${BAD_DIR}/sigint --resume --time-budget 1")
 set_tests_properties(cli.train_sigint_saves_and_resumes PROPERTIES PASS_REGULAR_EXPRESSION "resumed from .* at step [1-9]")
+
+# Numbers in the option's own terms (headlab/core/user_input.hpp): whole numbers within a stated
+# range (no sign, no exponent, no wrap or saturation), finite reals, booleans true/false/1/0; for
+# every subcommand. Each was accepted, wrapped or answered with CLI11's 309-digit bounds before.
+expect_exit(cli.train_negative_steps_in_own_terms 2 "--steps: must be a whole number from 1 to 1000000000, got '-5'"
+            ${HL} train --steps -5)
+expect_exit(cli.train_steps_exponent_refused 2 "--steps: must be a whole number from 1 to 1000000000, got '1e20'"
+            ${HL} train --steps 1e20)
+expect_exit(cli.train_negative_seed_refused 2 "--seed: must be a whole number from 0 to 18446744073709551615, got '-1'"
+            ${HL} train --seed -1 --steps 1)
+expect_exit(cli.train_rope_2_refused 2 "--rope: must be true, false, 1 or 0, got '2'" ${HL} train --rope=2 --steps 1)
+expect_exit(cli.train_nan_lr_factor_refused 2 "--lr-factor: must be a finite number, got 'nan'"
+            ${HL} train --lr-factor nan --steps 1)
+expect_exit(cli.train_induction_length_2_refused_up_front 2 "--length: must be from 3 to 100000 for task induction"
+            ${HL} train --task induction --length 2 --steps 1)
+expect_exit(cli.mlp_demo_negative_steps_in_own_terms 2 "--steps: must be a whole number from 1 to 1000000, got '-5'"
+            ${HL} mlp-demo --steps -5)
+expect_exit(cli.heads_negative_seed_refused 2 "--seed: must be a whole number from 0 to 18446744073709551615"
+            ${HL} heads --checkpoint x.safetensors --seed -1)
+expect_exit(cli.eval_sequences_exponent_refused 2 "--sequences: must be a whole number from 1 to 1000000000, got '1e20'"
+            ${HL} eval --run-dir x --sequences 1e20)
+expect_exit(cli.prune_nan_step_refused 2 "--step: must be a number from 0.001 to 1, got 'nan'"
+            ${HL} prune --checkpoint x.safetensors --step nan)
+expect_exit(cli.translate_nan_length_penalty_refused 2 "--length-penalty: must be a number from 0 to 1000, got 'nan'"
+            ${HL} translate --checkpoint x.safetensors --length-penalty nan)
+expect_exit(cli.stats_exponent_refused 2 "--d-model: must be a whole number" ${HL} stats --d-model 1e3)
+
+# A hostile value is quoted clipped (200 bytes and its size), in our messages and in CLI11's own.
+string(REPEAT "9" 300 nines)
+expect_exit(cli.train_huge_value_clipped 2 "--steps: must be a whole number .*'99999.*\\.\\.\\.' \\(100000 bytes\\)"
+            ${HL} train --steps $(head -c 100000 /dev/zero | tr -c 9 9))
+set_tests_properties(cli.train_huge_value_clipped PROPERTIES FAIL_REGULAR_EXPRESSION "${nines}")
+expect_exit(cli.unexpected_huge_argument_clipped 2 "not expected.*\\(1000[0-9][0-9] bytes\\)"
+            ${HL} mlp-demo $(head -c 100000 /dev/zero | tr -c 9 9))
+set_tests_properties(cli.unexpected_huge_argument_clipped PROPERTIES FAIL_REGULAR_EXPRESSION "${nines}")
+
+# Config files read strictly (headlab/train/config_file.hpp): FILE:LINE: why, exit 2.
+set(CFG ${BAD_DIR}/config)
+file(MAKE_DIRECTORY ${CFG})
+string(ASCII 239 187 191 bom)
+file(WRITE ${CFG}/bom.ini "${bom}[train]\nsteps=50\n")
+file(WRITE ${CFG}/outside.ini "steps=50\n[train]\nheads=2\n")
+file(WRITE ${CFG}/misspelt.ini "[train]\nstpes=50\n")
+file(WRITE ${CFG}/field_name.ini "[train]\nd_model=32\n")
+file(WRITE ${CFG}/duplicate.ini "[train]\nsteps=50\nheads=2\nsteps=60\n")
+file(WRITE ${CFG}/section.ini "[train]\nsteps=50\n[eval]\nsequences=5\n")
+file(WRITE ${CFG}/bool.ini "# hand-written\n[train]\nrope=2\n")
+file(WRITE ${CFG}/steps50.ini "[train]\nsteps = 50\nheads = 2\n")
+expect_exit(cli.config_bom_is_skipped 0 "\nsteps=50\n" ${HL} train --config ${CFG}/bom.ini --print-config)
+expect_exit(cli.config_key_outside_train_refused 2 "outside.ini:1: 'steps' stands before the \\[train\\] section"
+            ${HL} train --config ${CFG}/outside.ini --print-config)
+expect_exit(cli.config_unknown_key_suggests 2 "misspelt.ini:2: unknown key 'stpes' \\(did you mean steps\\?\\)"
+            ${HL} train --config ${CFG}/misspelt.ini --print-config)
+expect_exit(cli.config_field_name_suggests_flag 2 "field_name.ini:2: unknown key 'd_model' \\(did you mean d-model\\?\\)"
+            ${HL} train --config ${CFG}/field_name.ini --print-config)
+expect_exit(cli.config_duplicate_key_refused 2 "duplicate.ini:4: duplicate key 'steps' \\(first set on line 2\\)"
+            ${HL} train --config ${CFG}/duplicate.ini --print-config)
+expect_exit(cli.config_other_section_refused 2 "section.ini:3: unknown section '\\[eval\\]'"
+            ${HL} train --config ${CFG}/section.ini --print-config)
+expect_exit(cli.config_bad_boolean_names_line 2 "bool.ini:3: rope: must be true, false, 1 or 0, got '2'"
+            ${HL} train --config ${CFG}/bool.ini --print-config)
+expect_exit(cli.config_binary_file_refused 2 "binary.ini:1: a NUL byte"
+            "head -c 64 /dev/zero > ${CFG}/binary.ini && " ${HL} train --config ${CFG}/binary.ini --print-config)
+expect_exit(cli.config_directory_refused 2 "is a directory" ${HL} train --config ${CFG} --print-config)
+expect_exit(cli.config_fifo_refused_without_blocking 2 "not a regular file"
+            "rm -f ${CFG}/fifo.ini && mkfifo ${CFG}/fifo.ini && timeout 20" ${HL} train --config ${CFG}/fifo.ini --print-config)
+expect_exit(cli.config_flag_wins_over_file 0 "\nheads=2\n.*\nsteps=7\n"
+            ${HL} train --config ${CFG}/steps50.ini --steps 7 --print-config)

@@ -151,6 +151,10 @@ struct TrainOptions {
   std::string to_config_ini() const;
 };
 
+// The largest value of a count option (steps, sizes, ...; the seed takes any 64-bit value): the
+// options and the checkpoint's step are read as whole numbers within it (headlab/core/user_input.hpp).
+constexpr std::uint64_t kMaxOptionCount = 1000000000;
+
 // The table as data, for the CLI, the sweep and the config file.
 enum class OptionKind { count, real, flag, text, choice };
 struct OptionInfo {

@@ -1,0 +1,60 @@
+// cli_values.hpp: CLI11 checks that read a flag's text with headlab's strict parsers
+// (headlab/core/user_input.hpp) before CLI11 converts it, so that a bad value is refused in the
+// flag's own terms ("--steps: must be a whole number from 1 to 1000000, got '-5'") instead of
+// wrapping, saturating or printing the 309-digit bounds of a double.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "headlab/core/user_input.hpp"
+
+namespace headlab::cli {
+
+// A CLI11 check from a strict parser: the parser's ValueError becomes the check's message.
+template <typename Parse>
+CLI::Validator strict_value(Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        try {
+          parse(text);
+        } catch (const ValueError& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "");
+}
+
+inline CLI::Validator whole_number(std::uint64_t lo = 0, std::uint64_t hi = std::numeric_limits<std::uint64_t>::max()) {
+  return strict_value([lo, hi](const std::string& text) { parse_whole_number(text, lo, hi); });
+}
+inline CLI::Validator real_number(double lo = std::numeric_limits<double>::lowest(),
+                                  double hi = std::numeric_limits<double>::max()) {
+  return strict_value([lo, hi](const std::string& text) { parse_real_number(text, lo, hi); });
+}
+// A signed whole number for counts kept signed on purpose (headlab stats): digits, at most one
+// leading '-', within int64, so that the command refuses a negative one naming its flag.
+inline CLI::Validator signed_whole_number() {
+  return strict_value([](const std::string& text) {
+    const bool negative = !text.empty() && text[0] == '-';
+    const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    try {
+      parse_whole_number(negative ? text.substr(1) : text, 0, limit);
+    } catch (const ValueError&) {
+      throw ValueError("must be a whole number from -" + std::to_string(limit) + " to " + std::to_string(limit) +
+                       ", got " + quote_clipped(text));
+    }
+  });
+}
+
+// A CLI11 message (which may hold a whole hostile value) cut to a readable length.
+inline std::string clipped_message(const std::string& message, std::size_t max_bytes = 400) {
+  if (message.size() <= max_bytes) return message;
+  return message.substr(0, max_bytes) + "... (" + std::to_string(message.size()) + " bytes)";
+}
+
+}  // namespace headlab::cli
