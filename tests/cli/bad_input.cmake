@@ -98,18 +98,19 @@ file(WRITE ${CFG}/section.ini "[train]\nsteps=50\n[eval]\nsequences=5\n")
 file(WRITE ${CFG}/bool.ini "# hand-written\n[train]\nrope=2\n")
 file(WRITE ${CFG}/steps50.ini "[train]\nsteps = 50\nheads = 2\n")
 expect_exit(cli.config_bom_is_skipped 0 "\nsteps=50\n" ${HL} train --config ${CFG}/bom.ini --print-config)
-expect_exit(cli.config_key_outside_train_refused 2 "outside.ini:1: 'steps' stands before the \\[train\\] section"
-            ${HL} train --config ${CFG}/outside.ini --print-config)
-expect_exit(cli.config_unknown_key_suggests 2 "misspelt.ini:2: unknown key 'stpes' \\(did you mean steps\\?\\)"
-            ${HL} train --config ${CFG}/misspelt.ini --print-config)
-expect_exit(cli.config_field_name_suggests_flag 2 "field_name.ini:2: unknown key 'd_model' \\(did you mean d-model\\?\\)"
-            ${HL} train --config ${CFG}/field_name.ini --print-config)
-expect_exit(cli.config_duplicate_key_refused 2 "duplicate.ini:4: duplicate key 'steps' \\(first set on line 2\\)"
-            ${HL} train --config ${CFG}/duplicate.ini --print-config)
-expect_exit(cli.config_other_section_refused 2 "section.ini:3: unknown section '\\[eval\\]'"
-            ${HL} train --config ${CFG}/section.ini --print-config)
-expect_exit(cli.config_bad_boolean_names_line 2 "bool.ini:3: rope: must be true, false, 1 or 0, got '2'"
-            ${HL} train --config ${CFG}/bool.ini --print-config)
+# NAME|FILE|what the message says: each file above refused naming its line.
+foreach(case "key_outside_train_refused|outside.ini|outside.ini:1: 'steps' stands before the \\[train\\] section"
+             "unknown_key_suggests|misspelt.ini|misspelt.ini:2: unknown key 'stpes' \\(did you mean steps\\?\\)"
+             "field_name_suggests_flag|field_name.ini|field_name.ini:2: unknown key 'd_model' \\(did you mean d-model\\?\\)"
+             "duplicate_key_refused|duplicate.ini|duplicate.ini:4: duplicate key 'steps' \\(first set on line 2\\)"
+             "other_section_refused|section.ini|section.ini:3: unknown section '\\[eval\\]'"
+             "bad_boolean_names_line|bool.ini|bool.ini:3: rope: must be true, false, 1 or 0, got '2'")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 file)
+  list(GET parts 2 message)
+  expect_exit(cli.config_${name} 2 "${message}" ${HL} train --config ${CFG}/${file} --print-config)
+endforeach()
 expect_exit(cli.config_binary_file_refused 2 "binary.ini:1: a NUL byte"
             "head -c 64 /dev/zero > ${CFG}/binary.ini && " ${HL} train --config ${CFG}/binary.ini --print-config)
 expect_exit(cli.config_directory_refused 2 "is a directory" ${HL} train --config ${CFG} --print-config)

@@ -62,7 +62,7 @@ TEST_CASE("config file: refusals name FILE:LINE and why") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
-    CHECK_THROWS_WITH_AS(parse_config_text(c.text, "c.ini"), doctest::Contains(c.message), ValueError);
+    CHECK_THROWS_WITH_AS(parse_config_text(c.text, "c.ini"), doctest::Contains(c.message.c_str()), ValueError);
   }
   // A NUL byte (a binary file): the length is given, or the literal would end at the NUL.
   const std::string binary("[train]\nste\0ps=5\n", 17);
