@@ -51,10 +51,11 @@ inline CLI::Validator signed_whole_number() {
   });
 }
 
-// A CLI11 message (which may hold a whole hostile value) cut to a readable length.
-inline std::string clipped_message(const std::string& message, std::size_t max_bytes = 400) {
-  if (message.size() <= max_bytes) return message;
-  return message.substr(0, max_bytes) + "... (" + std::to_string(message.size()) + " bytes)";
+// A CLI11 message cut to a readable length when it holds a whole hostile value (CLI11 quotes
+// arguments it did not expect whole); our own messages quote values clipped and stay under 400 bytes.
+inline std::string clipped_message(const std::string& message) {
+  if (message.size() <= 400) return message;
+  return message.substr(0, 240) + "... (" + std::to_string(message.size()) + " bytes)";
 }
 
 }  // namespace headlab::cli

@@ -79,10 +79,10 @@ expect_exit(cli.stats_exponent_refused 2 "--d-model: must be a whole number" ${H
 # A hostile value is quoted clipped (200 bytes and its size), in our messages and in CLI11's own.
 string(REPEAT "9" 300 nines)
 expect_exit(cli.train_huge_value_clipped 2 "--steps: must be a whole number .*'99999.*\\.\\.\\.' \\(100000 bytes\\)"
-            ${HL} train --steps $(head -c 100000 /dev/zero | tr -c 9 9))
+            ${HL} train --steps "`head -c 100000 /dev/zero | tr -c 9 9`")
 set_tests_properties(cli.train_huge_value_clipped PROPERTIES FAIL_REGULAR_EXPRESSION "${nines}")
 expect_exit(cli.unexpected_huge_argument_clipped 2 "not expected.*\\(1000[0-9][0-9] bytes\\)"
-            ${HL} mlp-demo $(head -c 100000 /dev/zero | tr -c 9 9))
+            ${HL} mlp-demo "`head -c 100000 /dev/zero | tr -c 9 9`")
 set_tests_properties(cli.unexpected_huge_argument_clipped PROPERTIES FAIL_REGULAR_EXPRESSION "${nines}")
 
 # Config files read strictly (headlab/train/config_file.hpp): FILE:LINE: why, exit 2.
