@@ -96,7 +96,7 @@ double evaluation_floats(const TrainOptions& o, double tgt_vocab) {
   const double D = double(o.d_model), F = o.attention_only ? 0 : double(o.ff_dim), L = double(o.layers);
   const double tokens = b.B * (b.S + b.T);
   const double one_layer = tokens * (kEncoderActD * D / 4 + F) + 2 * attention_weights(o, b, true);
-  const double caches = 2 * L * tokens * D * (decoder_only(o) ? 1 : 2);
+  const double caches = 2 * L * tokens * D;  // k and v of every layer (self and cross)
   const double logits = 2 * b.B * b.T * tgt_vocab;
   return one_layer + caches + logits;
 }
