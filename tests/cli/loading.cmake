@@ -5,7 +5,7 @@
 set(HL $<TARGET_FILE:headlab_cli>)
 set(LOAD_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli_loading)
 set(TINY ${CMAKE_CURRENT_BINARY_DIR}/cli_train_run/checkpoint.safetensors)
-set(EDIT python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/edit_checkpoint.py)
+set(EDIT "python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/edit_checkpoint.py")
 file(MAKE_DIRECTORY ${LOAD_DIR})
 
 # The damaged checkpoints, made once from the tiny copy run: options that do not validate (3 heads
@@ -36,7 +36,7 @@ set_tests_properties(cli.fifo_checkpoint_exits_1 PROPERTIES TIMEOUT 20)
 
 # Options that need tens of GB: refused in well under a second with the estimate and its parts
 # (before: 16-33 s of allocation, then a bare std::bad_alloc).
-expect_exit(cli.train_layers_100000_refused_exits_2 2 "needs about [0-9.]+ GB \\(.*Adam moments.*--max-memory"
+expect_exit(cli.train_layers_100000_refused_exits_2 2 "needs about [0-9.]+ GB \\(activations|evaluation.*--max-memory"
             ${HL} train --layers 100000 --steps 1)
 expect_exit(cli.train_wide_model_refused_exits_2 2 "needs about [0-9.]+ GB" ${HL} train --d-model 8192 --ff 32768
             --layers 12 --heads 8 --steps 1 --max-memory 16G)
