@@ -8,7 +8,12 @@
 //   3. The checkpoint layer on top, as `headlab eval`, `decode` and `translate` use it:
 //      load_trained_model on the in-memory file (format, the "options" text through
 //      TrainOptions::from_text and validate, the step, the two vocabularies of a translation
-//      model, then the Transformer and its strict load_state_dict).
+//      model, the memory estimate of the model they describe (here against 256 MB), finite
+//      weights, then the Transformer and its strict load_state_dict).
+//   4. When the checkpoint loads: one greedy decoding step of the model on a two-token input,
+//      as `headlab decode` / `translate` / `heads` would run it (encoder, KV caches, generator;
+//      the decoder-only model of the induction task through its caches). A model that loads
+//      must be usable: that is what finds a 0-layer model reading the first of no caches.
 // Only headlab::Error (the library's documented exceptions) is swallowed; anything else
 // (std::invalid_argument, std::bad_alloc, a sanitizer report) reaches libFuzzer as a crash.
 #include <cstddef>
@@ -16,9 +21,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
+#include <algorithm>
 
 #include "headlab/core/errors.hpp"
 #include "headlab/data/safetensors.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/train/checkpoint.hpp"
 #include "headlab/train/trainer.hpp"
 
 namespace {
@@ -37,6 +46,27 @@ bool same_contents(const headlab::TensorFile& a, const headlab::TensorFile& b) {
     if (x.name != y.name || x.dtype != y.dtype || x.shape != y.shape || x.bytes != y.bytes) return false;
   }
   return true;
+}
+
+// The first step of decoding, as the commands run it: encoder-decoder models (copy, translate)
+// through greedy_decode (encoder, one decoder step with its KV caches, generator); the decoder-only
+// model (induction) through its caches, one token.
+void decode_one_step(headlab::LoadedModel& m) {
+  if (m.model) {
+    const std::size_t vocab = m.model->config().src_vocab;
+    headlab::IndexArray src = headlab::IndexArray::from_shape({1, 2});
+    src(0, 0) = 1;
+    src(0, 1) = static_cast<std::int64_t>(std::min<std::size_t>(3, vocab - 1));
+    (void)headlab::greedy_decode(*m.model, src, 2, 1);
+  } else if (m.lm) {
+    headlab::NoGradGuard no_grad;
+    std::vector<headlab::KVCache<float>> caches(m.lm->layers());
+    headlab::IndexArray ids = headlab::IndexArray::from_shape({1, 1});
+    ids(0, 0) = static_cast<std::int64_t>(std::min<std::size_t>(1, m.lm->config().tgt_vocab - 1));
+    (void)m.lm->forward(ids, nullptr, &caches);
+  } else {
+    fail("load_trained_model returned no model");
+  }
 }
 
 }  // namespace
@@ -62,10 +92,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // 3. The checkpoint layer.
   file.source = "fuzz-input.safetensors";
+  headlab::LoadedModel model;
   try {
-    headlab::load_trained_model(file);
+    model = headlab::load_trained_model(file, 256.0 * (1 << 20));
   } catch (const headlab::Error&) {
-    // A documented refusal (not a checkpoint, bad options, shapes that do not match, ...).
+    return 0;  // a documented refusal (not a checkpoint, bad options, shapes that do not match, ...)
+  }
+
+  // 4. One greedy decoding step: <s> then token 3 (or the last id of a smaller vocabulary).
+  try {
+    decode_one_step(model);
+  } catch (const headlab::Error& e) {
+    fail(std::string("a checkpoint that loads cannot decode one step: ") + e.what());
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@
 #include "commands.hpp"
 #include "train_flags.hpp"
 #include "headlab/headlab.hpp"
+#include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/trainer.hpp"
 
 int main(int argc, char** argv) {
@@ -158,6 +160,10 @@ int main(int argc, char** argv) {
       try {
         train_command.resolve();
         tr.validate();
+        headlab::check_training_memory(tr);  // from the options alone, before anything is allocated
+      } catch (const headlab::OutOfMemory& e) {
+        std::cerr << "headlab train: " << e.what() << "\n";
+        return 2;  // options asking for more memory than there is: a bad value given by the user
       } catch (const headlab::OptionError& e) {
         const headlab::OptionInfo* info = headlab::find_option_by_field(e.field());
         std::cerr << "headlab train: --" << (info ? info->flag : e.field().c_str()) << ": " << e.why() << "\n";
@@ -180,7 +186,10 @@ int main(int argc, char** argv) {
         return 2;  // a usage error, like a bad flag
       }
     }
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc& e) {  // headlab's own buffers throw OutOfMemory; this is anything else
+    std::cerr << "headlab: error: out of memory (" << e.what() << ")\n";
+    return 1;
+  } catch (const std::exception& e) {  // a bad file (IOError, FormatError), a failed run, OutOfMemory
     std::cerr << "headlab: error: " << e.what() << "\n";
     return 1;
   }

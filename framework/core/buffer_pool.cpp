@@ -1,11 +1,17 @@
 // buffer_pool.cpp: size-class free lists for tensor storage (see headlab/core/buffer_pool.hpp).
 #include "headlab/core/buffer_pool.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <string>
 #include <vector>
+
+#include "headlab/core/errors.hpp"
 
 namespace headlab {
 namespace {
@@ -47,9 +53,33 @@ Pool& the_pool() {
   return *p;
 }
 
-void* system_allocate(std::size_t bytes) {
-  void* p = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
-  if (!p) throw std::bad_alloc();
+// "a tensor buffer of 1073741824 floats (4.0 GiB)": what could not be allocated, for OutOfMemory.
+std::string buffer_text(std::size_t bytes, std::size_t element_size) {
+  std::ostringstream os;
+  const char* unit = element_size == 4 ? "floats" : element_size == 8 ? "8-byte values" : "bytes";
+  os << "a tensor buffer of " << bytes / std::max<std::size_t>(element_size, 1) << " " << unit << " ("
+     << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / double(1ull << 30) << " GiB)";
+  return os.str();
+}
+
+[[noreturn]] void throw_out_of_memory(std::size_t bytes, std::size_t element_size) {
+  const BufferPoolStats st = buffer_pool_stats();
+  std::ostringstream os;
+  os << "out of memory: " << buffer_text(bytes, element_size) << " could not be allocated ("
+     << std::fixed << std::setprecision(1) << static_cast<double>(st.in_use_bytes) / double(1ull << 30)
+     << " GiB held by live tensors); use smaller options (headlab train checks them against --max-memory)";
+  throw OutOfMemory(os.str());
+}
+
+// malloc, and once more after the pool's cached blocks went back to the system.
+void* system_allocate(std::size_t bytes, std::size_t element_size) {
+  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (!p) {
+    buffer_pool_release();
+    p = std::aligned_alloc(kAlign, rounded);
+  }
+  if (!p) throw_out_of_memory(bytes, element_size);
   return p;
 }
 
@@ -57,9 +87,9 @@ void* system_allocate(std::size_t bytes) {
 
 namespace detail {
 
-void* pool_allocate(std::size_t bytes) {
-  if (bytes > std::numeric_limits<std::size_t>::max() / 4) throw std::bad_alloc();  // size_class would overflow
-  if (bytes < kSmall || !kPooling) return system_allocate(bytes == 0 ? kAlign : bytes);
+void* pool_allocate(std::size_t bytes, std::size_t element_size) {
+  if (bytes > std::numeric_limits<std::size_t>::max() / 4) throw_out_of_memory(bytes, element_size);  // size_class would overflow
+  if (bytes < kSmall || !kPooling) return system_allocate(bytes == 0 ? kAlign : bytes, element_size);
   const std::size_t size = size_class(bytes);
   Pool& p = the_pool();
   auto count_in_use = [&p, size] {  // under the lock
@@ -79,7 +109,7 @@ void* pool_allocate(std::size_t bytes) {
     }
     ++p.stats.misses;
   }
-  void* block = system_allocate(size);  // a failure throws before anything is counted
+  void* block = system_allocate(size, element_size);  // a failure throws before anything is counted
   std::lock_guard<std::mutex> lock(p.mutex);
   count_in_use();
   return block;

@@ -7,6 +7,8 @@
 // been compared with the number of bytes actually present.
 #include "headlab/data/safetensors.hpp"
 
+#include "headlab/data/input_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -275,33 +278,6 @@ void save_safetensors(const std::string& path, const TensorFile& file, const Sav
 
 namespace {
 
-std::string read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_io("load_safetensors", path, "cannot open: " + errno_str());
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw_io("load_safetensors", path, "not a regular file");
-  }
-  // Read until end of file (the size from fstat is only a hint for reserve).
-  std::string bytes;
-  bytes.reserve(static_cast<std::size_t>(st.st_size));
-  char chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string reason = "read failed: " + errno_str();
-      ::close(fd);
-      throw_io("load_safetensors", path, reason);
-    }
-    bytes.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return bytes;
-}
-
 // Parses the header JSON, rejecting duplicate keys (nlohmann would silently
 // keep the last one) and nesting deeper than a valid header ever has.
 // A valid header nests at most three levels: the top object (starts at depth
@@ -390,29 +366,41 @@ Pending check_entry(const std::string& name, const ojson& info, std::uint64_t da
   return p;
 }
 
-void parse_or_throw(const std::string& bytes, TensorFile& out) {
+// A file's header after every check, its tensors' bytes not yet copied.
+struct CheckedHeader {
+  std::uint64_t header_length = 0;        // n, the JSON's bytes after the 8-byte length field
+  std::vector<Pending> tensors;           // in offset order, tiling [0, data_size)
+  std::map<std::string, std::string> metadata;
+};
+
+// Checks the length field and the header, held in the first `present` bytes at `bytes`, against a
+// file of `file_size` bytes: everything but the tensors' bytes themselves, so a reader can refuse a
+// file whose size disagrees with its header before it reads the data.
+CheckedHeader check_header(const char* bytes, std::uint64_t present, std::uint64_t file_size) {
+  CheckedHeader out;
   // 1. The length field.
-  if (bytes.size() < 8)
-    throw BadFile("file is " + std::to_string(bytes.size()) +
+  if (file_size < 8)
+    throw BadFile("file is " + std::to_string(file_size) +
                   " bytes, shorter than the 8-byte header length field (truncated?)");
   std::uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   if (n > kSafetensorsMaxHeaderBytes)
     throw BadFile("header length " + std::to_string(n) + " exceeds the limit of " +
                   std::to_string(kSafetensorsMaxHeaderBytes) + " bytes");
-  const std::uint64_t after_length = bytes.size() - 8;
+  const std::uint64_t after_length = file_size - 8;
   if (n > after_length)
     throw BadFile("header length " + std::to_string(n) + " is beyond the end of the file (only " +
                   std::to_string(after_length) + " bytes follow the length field; truncated?)");
-  const char* header_begin = bytes.data() + 8;
-  const char* data = header_begin + n;
+  if (present < 8 + n) throw BadFile("the header was not read whole");  // a caller's bug, not the file's
+  out.header_length = n;
+  const char* header_begin = bytes + 8;
   const std::uint64_t data_size = after_length - n;
 
   // 2. The header.
-  const ojson header = parse_header_json(header_begin, data);
+  const ojson header = parse_header_json(header_begin, header_begin + n);
   if (!header.is_object()) throw BadFile(std::string("header is a JSON ") + header.type_name() + ", not an object");
 
-  std::vector<Pending> tensors;
+  std::vector<Pending>& tensors = out.tensors;
   for (const auto& item : header.items()) {
     if (item.key() == "__metadata__") {
       if (!item.value().is_object())
@@ -449,12 +437,21 @@ void parse_or_throw(const std::string& bytes, TensorFile& out) {
   if (covered != data_size)
     throw BadFile("data bytes " + offsets_str(covered, data_size) +
                   " at the end of the buffer are not covered by any tensor");
+  return out;
+}
 
-  // 4. Everything checked: copy the bytes.
-  for (Pending& p : tensors) {
+// 4. Everything checked: copy each tensor's bytes out of the data buffer at `data`.
+void copy_tensors(CheckedHeader& header, const char* data, TensorFile& out) {
+  out.metadata = std::move(header.metadata);
+  for (Pending& p : header.tensors) {
     p.entry.bytes.assign(data + p.begin, data + p.end);
     out.add_entry(std::move(p.entry));
   }
+}
+
+void parse_or_throw(const std::string& bytes, TensorFile& out) {
+  CheckedHeader header = check_header(bytes.data(), bytes.size(), bytes.size());
+  copy_tensors(header, bytes.data() + 8 + header.header_length, out);
 }
 
 }  // namespace
@@ -472,11 +469,30 @@ bool parse_safetensors_bytes(const std::string& bytes, TensorFile& out, std::str
   return false;
 }
 
+// The length field and the header first; their promise checked against the file's size; then the
+// data. A 12 GB file whose header describes 3 KB is refused after reading 3 KB, not 12 GB.
 TensorFile load_safetensors(const std::string& path) {
-  const std::string bytes = read_whole_file(path);
+  InputFile input(path, "load_safetensors");  // refuses a FIFO, directory or device before opening it
+  auto bad = [&](const std::string& why) { return FormatError("load_safetensors: " + in_quotes(path) + ": " + why); };
   TensorFile file;
-  std::string error;
-  if (!parse_safetensors_bytes(bytes, file, error)) throw FormatError("load_safetensors: " + in_quotes(path) + ": " + error);
+  try {
+    std::string head = input.read(8);
+    if (head.size() == 8) {
+      std::uint64_t n = 0;
+      for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(static_cast<unsigned char>(head[i])) << (8 * i);
+      if (n <= kSafetensorsMaxHeaderBytes && n <= input.size() - 8) head += input.read(n);
+    }
+    CheckedHeader header = check_header(head.data(), head.size(), std::max<std::uint64_t>(input.size(), head.size()));
+    const std::uint64_t data_size = input.size() - head.size();
+    const std::string data = input.read(data_size);
+    if (data.size() != data_size || !input.read(1).empty())
+      throw BadFile("the file changed size while it was read (" + std::to_string(input.size()) + " bytes at open)");
+    copy_tensors(header, data.data(), file);
+  } catch (const BadFile& e) {
+    throw bad(e.what());
+  } catch (const ValueError& e) {  // from add_entry
+    throw bad(e.what());
+  }
   file.source = path;
   return file;
 }

@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <utility>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/data/input_file.hpp"
 
 namespace headlab {
 
@@ -135,20 +134,6 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw IOError("read_parallel_tsv: " + in_quotes(path) + ": is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError("read_parallel_tsv: " + in_quotes(path) + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw IOError("read_parallel_tsv: " + in_quotes(path) + ": read error");
-  return contents.str();
-}
-
-// Parses one TSV line; `where` is "FILE:LINE" for the messages.
 ParallelPair parse_tsv_line(std::string_view line, std::size_t line_number, const std::string& where) {
   auto fail = [&](const std::string& why) { throw FormatError("read_parallel_tsv: " + where + ": " + why); };
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF
@@ -211,7 +196,7 @@ bool is_valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::st
 // ===========================================================================
 
 std::vector<ParallelPair> read_parallel_tsv(const std::string& path) {
-  return parse_parallel_tsv(read_whole_file(path), path);
+  return parse_parallel_tsv(read_regular_file(path, "read_parallel_tsv"), path);
 }
 
 std::vector<ParallelPair> parse_parallel_tsv(std::string_view text, const std::string& source_name) {

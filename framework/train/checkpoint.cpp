@@ -1,10 +1,13 @@
 // checkpoint.cpp: saving a training run and reading it back (headlab/train/checkpoint.hpp).
 #include "headlab/train/checkpoint.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 
 #include "headlab/core/user_input.hpp"
+#include "headlab/train/memory_estimate.hpp"
 
 namespace headlab {
 
@@ -76,8 +79,57 @@ namespace {
 void check_checkpoint_format(const TensorFile& file) {
   auto it = file.metadata.find("format");
   if (it == file.metadata.end() || it->second != kCheckpointFormat)
-    throw ValueError("checkpoint " + file.source + ": not a headlab training checkpoint (no format '" +
+    throw FormatError("checkpoint " + file.source + ": not a headlab training checkpoint (no format '" +
                      std::string(kCheckpointFormat) + "' in its metadata)");
+}
+
+// Runs `parse` on what a checkpoint's contents say; a ValueError, ShapeError or IndexError from it
+// (an option, count, vocabulary or shape that does not parse or fit) becomes a FormatError naming
+// the file: the file is bad, not the command line (exit status 1 from every command).
+template <typename F>
+auto as_format_error(const std::string& source, F parse) {
+  auto rethrow = [&](const std::exception& e) -> FormatError {
+    std::string what = e.what();
+    if (what.rfind("checkpoint ", 0) == 0) return FormatError(what);  // names the file already
+    if (what.rfind("checkpoint: ", 0) == 0) what = what.substr(12);
+    return FormatError("checkpoint " + source + ": " + what);
+  };
+  try {
+    return parse();
+  } catch (const ValueError& e) {
+    throw rethrow(e);
+  } catch (const ShapeError& e) {
+    throw rethrow(e);
+  } catch (const IndexError& e) {
+    throw rethrow(e);
+  }
+}
+
+// The non-finite values of one float tensor's bytes: how many, and the flat index of the first.
+template <typename Real>
+std::size_t count_non_finite(const TensorEntry& e, std::size_t& first) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < e.numel(); ++i) {
+    Real v;
+    std::memcpy(&v, e.bytes.data() + i * sizeof(Real), sizeof(Real));
+    if (!std::isfinite(v) && count++ == 0) first = i;
+  }
+  return count;
+}
+
+// Refuses a checkpoint whose "model." or "optim." tensors hold a NaN or an infinity, naming the
+// first such tensor: such weights would evaluate to garbage (an exact match of 0) without a word.
+void check_finite_tensors(const TensorFile& file) {
+  for (const TensorEntry& e : file.entries()) {
+    std::size_t first = 0, count = 0;
+    if (e.dtype == DType::F32) count = count_non_finite<float>(e, first);
+    else if (e.dtype == DType::F64) count = count_non_finite<double>(e, first);
+    if (count == 0) continue;
+    throw FormatError("checkpoint " + file.source + ": tensor '" + e.name + "' " + shape_str(e.shape) + " holds " +
+                      std::to_string(count) + " non-finite value" + (count == 1 ? "" : "s") +
+                      " (NaN or infinity; the first at flat index " + std::to_string(first) +
+                      "): the weights are unusable");
+  }
 }
 
 }  // namespace
@@ -91,8 +143,16 @@ TensorFile load_checkpoint_file(const std::string& path) {
 
 const std::string& checkpoint_meta(const TensorFile& file, const std::string& key) {
   auto it = file.metadata.find(key);
-  if (it == file.metadata.end()) throw ValueError("checkpoint " + file.source + ": metadata has no '" + key + "'");
+  if (it == file.metadata.end()) throw FormatError("checkpoint " + file.source + ": metadata has no '" + key + "'");
   return it->second;
+}
+
+Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key) {
+  const Vocabulary vocab = as_format_error(file.source, [&] { return Vocabulary::from_text(checkpoint_meta(file, key)); });
+  if (vocab.size() <= Vocabulary::num_specials)
+    throw FormatError("checkpoint " + file.source + ": metadata '" + key + "' holds no token beyond the " +
+                      std::to_string(Vocabulary::num_specials) + " specials (an empty vocabulary)");
+  return vocab;
 }
 
 // Restores model, optimiser, generators and counters; validates before touching anything.
@@ -100,7 +160,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
                            Adam<float>& adam, Generator& data_rng, Generator& dropout_rng) {
   const TensorFile file = load_checkpoint_file(path);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
-  const TrainOptions saved = TrainOptions::from_text(meta("options"));
+  const TrainOptions saved = as_format_error(path, [&] { return TrainOptions::from_text(meta("options")); });
   TrainOptions a = saved, b = o;  // everything but the run length must match
   a.steps = b.steps = 0;
   a.time_budget = b.time_budget = 0;
@@ -113,22 +173,25 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
   }
   if (!differences.empty())
     throw ValueError("checkpoint " + path + ": it was trained with different options (" + differences + ")");
+  check_finite_tensors(file);
   Module<float>::StateDict model_state;
   OptimizerState<float> optim_state;
-  for (const auto& e : file.entries()) {
-    if (e.name.rfind("model.", 0) == 0) model_state.emplace_back(e.name.substr(6), file.get<float>(e.name));
-    else if (e.name.rfind("optim.", 0) == 0) optim_state.emplace_back(e.name.substr(6), file.get<float>(e.name));
-    else throw ValueError("checkpoint " + path + ": unexpected tensor '" + e.name + "'");
-  }
   TrainState st;
-  st.step = step_from_text(meta("step"));
-  st.losses = losses_from_text(meta("losses"));
-  if (st.losses.size() != st.step) throw ValueError("checkpoint " + path + ": loss history does not match the step");
   Generator data_copy, dropout_copy;
-  rng_from_text(data_copy, meta("data_rng"), "data_rng");
-  rng_from_text(dropout_copy, meta("dropout_rng"), "dropout_rng");
-  model.load_state_dict(model_state);  // strict; throws before changing anything
-  adam.load_state(optim_state);
+  as_format_error(path, [&] {
+    for (const auto& e : file.entries()) {
+      if (e.name.rfind("model.", 0) == 0) model_state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+      else if (e.name.rfind("optim.", 0) == 0) optim_state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+      else throw FormatError("checkpoint " + path + ": unexpected tensor '" + e.name + "'");
+    }
+    st.step = step_from_text(meta("step"));
+    st.losses = losses_from_text(meta("losses"));
+    if (st.losses.size() != st.step) throw FormatError("checkpoint " + path + ": loss history does not match the step");
+    rng_from_text(data_copy, meta("data_rng"), "data_rng");
+    rng_from_text(dropout_copy, meta("dropout_rng"), "dropout_rng");
+    model.load_state_dict(model_state);  // strict; throws before changing anything
+    adam.load_state(optim_state);
+  });
   data_rng = data_copy;
   dropout_rng = dropout_copy;
   return st;
@@ -166,29 +229,46 @@ void check_model_fits_checkpoint(const TransformerConfig& c, const TensorFile& f
     std::ostringstream os;
     os << "checkpoint " << file.source << ": its options describe a model of at least " << at_least
        << " parameters but the file stores " << stored << " model values (corrupt options?)";
-    throw ValueError(os.str());
+    throw FormatError(os.str());
   }
+}
+
+// The memory a loaded model will use (parameters, evaluation buffers, the file's own bytes),
+// checked against the available memory before any tensor of the model is allocated: a checkpoint
+// saying `length 5000` is refused at once, not after half a minute of allocation.
+void check_model_memory(const LoadedModel& m, const TensorFile& file, double limit) {
+  double file_bytes = 0;
+  for (const auto& e : file.entries()) file_bytes += static_cast<double>(e.bytes.size());
+  const MemoryEstimate estimate = estimate_inference_memory(m.options, m.src_vocab.size(), m.tgt_vocab.size(), file_bytes);
+  check_memory(estimate, limit > 0 ? limit : available_memory(), "checkpoint " + file.source + ": its model",
+               "its options (layers " + std::to_string(m.options.layers) + ", d_model " + std::to_string(m.options.d_model) +
+                   ", length " + std::to_string(m.options.length) + ") are too large for this machine");
 }
 }  // namespace
 
-LoadedModel load_trained_model(const TensorFile& file) {
+LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
   check_checkpoint_format(file);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   LoadedModel out;
-  out.options = TrainOptions::from_text(meta("options"));
-  out.options.validate();
-  out.step = step_from_text(meta("step"));
-  Generator gen(0);
-  TransformerConfig config = out.options.model_config();
-  if (out.options.task == Task::translate) {
-    out.src_vocab = Vocabulary::from_text(meta("src_vocab"));
-    out.tgt_vocab = Vocabulary::from_text(meta("tgt_vocab"));
-    config = out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size());
-  }
-  const bool decoder_only = out.options.task == Task::induction;
+  const bool decoder_only = as_format_error(file.source, [&] {
+    out.options = TrainOptions::from_text(meta("options"));
+    out.options.validate();
+    out.step = step_from_text(meta("step"));
+    if (out.options.task == Task::translate) {
+      out.src_vocab = saved_vocabulary(file, "src_vocab");
+      out.tgt_vocab = saved_vocabulary(file, "tgt_vocab");
+    }
+    return out.options.task == Task::induction;
+  });
+  TransformerConfig config = out.options.task == Task::translate
+                                 ? out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size())
+                                 : out.options.model_config();
   if (decoder_only) config.src_vocab = 1;  // no encoder
-  config.validate();
+  as_format_error(file.source, [&] { config.validate(); });
   check_model_fits_checkpoint(config, file, decoder_only);
+  check_model_memory(out, file, memory_limit);  // before any tensor of the model is allocated
+  check_finite_tensors(file);
+  Generator gen(0);
   Module<float>* module = nullptr;
   if (decoder_only) {
     out.lm = std::make_unique<DecoderOnlyLM<float>>(config, gen);
@@ -198,9 +278,11 @@ LoadedModel load_trained_model(const TensorFile& file) {
     module = out.model.get();
   }
   Module<float>::StateDict state;
-  for (const auto& e : file.entries())
-    if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
-  module->load_state_dict(state);
+  as_format_error(file.source, [&] {
+    for (const auto& e : file.entries())
+      if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+  });
+  as_format_error(file.source, [&] { module->load_state_dict(state); });
   module->eval();
   return out;
 }

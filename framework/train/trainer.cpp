@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "headlab/train/memory_estimate.hpp"
+
 namespace headlab {
 
 namespace {
@@ -15,6 +17,7 @@ void clear_stop_request() { g_stop_requested = 0; }
 
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
+  check_training_memory(o);  // OutOfMemory with the estimate, before anything is allocated
   switch (o.task) {
     case Task::copy: return train_copy(o, log);
     case Task::translate: return train_translation(o, log);

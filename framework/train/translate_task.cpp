@@ -22,6 +22,7 @@
 
 #include "headlab/data/bleu.hpp"
 #include "headlab/ops/ops.hpp"
+#include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/translate_task.hpp"
 #include "training_loop.hpp"
 
@@ -38,6 +39,42 @@ struct TranslationData {
 
 bool fits(const EncodedPair& e, std::size_t max_len) { return e.source.size() <= max_len && e.target.size() <= max_len; }
 
+// "" when the two vocabularies are equal, else where they first differ: "id 5 is 'haus' there,
+// 'hause' here" or "3000 tokens there, 2999 here".
+std::string first_difference(const Vocabulary& saved, const Vocabulary& built) {
+  auto quoted = [](const std::string& t) { return "'" + (t.size() > 200 ? t.substr(0, 200) + "..." : t) + "'"; };
+  const std::size_t n = std::min(saved.size(), built.size());
+  for (std::size_t id = 0; id < n; ++id) {
+    const std::string& a = saved.token(std::int64_t(id));
+    const std::string& b = built.token(std::int64_t(id));
+    if (a != b) return "id " + std::to_string(id) + " is " + quoted(a) + " there, " + quoted(b) + " here";
+  }
+  if (saved.size() != built.size())
+    return std::to_string(saved.size()) + " tokens there, " + std::to_string(built.size()) + " here";
+  return "";
+}
+
+// On --resume the ids must mean what they meant when the checkpoint was written: the vocabularies
+// built from --train now are compared with the ones saved in the checkpoint, and the saved ones are
+// used. A corpus that was edited since (ids that would silently swap meaning) is refused, naming
+// the first differing token.
+void use_saved_vocabularies(const TrainOptions& o, TranslationData& d) {
+  const std::string path = detail::run_file(o, "checkpoint.safetensors");
+  const TensorFile file = load_checkpoint_file(path);
+  const Vocabulary saved_src = saved_vocabulary(file, "src_vocab"), saved_tgt = saved_vocabulary(file, "tgt_vocab");
+  auto check = [&](const char* side, const Vocabulary& saved, const Vocabulary& built) {
+    const std::string difference = first_difference(saved, built);
+    if (!difference.empty())
+      throw ValueError("translate --resume: the " + std::string(side) + " vocabulary built from --train " + o.train_file +
+                       " differs from the one saved in " + path + " (" + difference +
+                       "): the corpus changed since the checkpoint was written");
+  };
+  check("source", saved_src, d.src_vocab);
+  check("target", saved_tgt, d.tgt_vocab);
+  d.src_vocab = saved_src;
+  d.tgt_vocab = saved_tgt;
+}
+
 TranslationData load_data(const TrainOptions& o, std::ostream& log) {
   TranslationData d;
   const std::vector<ParallelPair> train_text = read_parallel_tsv(o.train_file);
@@ -50,6 +87,8 @@ TranslationData load_data(const TrainOptions& o, std::ostream& log) {
   }
   d.src_vocab = Vocabulary::build(src_sentences, o.min_freq);
   d.tgt_vocab = Vocabulary::build(tgt_sentences, o.min_freq);
+  if (o.resume && !o.run_dir.empty()) use_saved_vocabularies(o, d);
+  check_training_memory(o, d.src_vocab.size(), d.tgt_vocab.size());  // before the model is built
   for (const auto& p : train_text) {
     EncodedPair e = encode_pair(d.src_vocab, d.tgt_vocab, p);
     if (fits(e, o.max_len)) d.train.push_back(std::move(e));
@@ -64,6 +103,14 @@ TranslationData load_data(const TrainOptions& o, std::ostream& log) {
                        std::to_string(o.max_len) + " (source " + std::to_string(e.source.size()) + ", target " +
                        std::to_string(e.target.size()) + " ids)");
     d.valid.push_back(std::move(e));
+  }
+  // The test sentences are decoded only after training: check now that the model can take them.
+  for (const auto& p : d.test_text) {
+    const EncodedPair e = encode_pair(d.src_vocab, d.tgt_vocab, p);
+    if (e.source.size() > o.max_len)
+      throw ValueError("translate: " + o.test_file + ":" + std::to_string(p.line) + ": the source sentence has " +
+                       std::to_string(e.source.size()) + " ids with </s>, longer than --max-len " +
+                       std::to_string(o.max_len) + " (the model cannot translate it)");
   }
   log << "data: " << d.train.size() << " training pairs (" << d.skipped_long << " longer than " << o.max_len
       << " ids skipped), " << d.valid.size() << " validation, " << d.test_text.size() << " test; vocabularies "

@@ -80,19 +80,20 @@ bool parse_train_config(const std::string& path, TrainOptions& options, std::str
 
 }  // namespace
 
-TEST_CASE("fuzz regression: a checkpoint's step or loss history that is not a number is a ValueError") {
+TEST_CASE("fuzz regression: a checkpoint's step or loss history that is not a number is a FormatError") {
   // Found by review and confirmed through fuzz_safetensors: std::stoull / std::stod threw
   // std::invalid_argument ("stoull"), which escaped load_trained_model as a non-headlab error.
+  // (A FormatError since the loading checks: what a file holds is the file's fault, exit 1.)
   TempDir dir("step");
   TensorFile file = tiny_checkpoint(dir);
   CHECK_NOTHROW(load_trained_model(through_bytes(file)));  // the untouched checkpoint loads
 
   file.metadata["step"] = "x";
   CHECK_THROWS_WITH_AS(load_trained_model(through_bytes(file)), doctest::Contains("metadata 'step': must be a whole number from 0 to 1000000000, got 'x'"),
-                       ValueError);
+                       FormatError);
   file.metadata["step"] = "99999999999999999999999";  // std::out_of_range before the fix
   CHECK_THROWS_WITH_AS(load_trained_model(through_bytes(file)), doctest::Contains("metadata 'step': must be a whole"),
-                       ValueError);
+                       FormatError);
 
   // The resume path reads the same fields, plus the loss history.
   file.metadata["step"] = "1";
@@ -105,7 +106,7 @@ TEST_CASE("fuzz regression: a checkpoint's step or loss history that is not a nu
   again.progress = "none";
   std::ostringstream log;
   CHECK_THROWS_WITH_AS(train(again, log), doctest::Contains("metadata 'losses': item 2 'oops' is not a finite number"),
-                       ValueError);
+                       FormatError);
 }
 
 TEST_CASE("fuzz regression: checkpoint options describing a model larger than the file are refused before allocating") {
@@ -125,7 +126,7 @@ TEST_CASE("fuzz regression: checkpoint options describing a model larger than th
     TensorFile corrupt = file;
     corrupt.metadata["options"] = std::string(options).replace(options.find(field), field.size(), huge);
     CHECK_THROWS_WITH_AS(load_trained_model(through_bytes(corrupt)), doctest::Contains("describe a model of at least"),
-                         ValueError);
+                         FormatError);
   }
 }
 

@@ -23,12 +23,14 @@
 // data: text, vocabularies, TSV corpora, batching, BLEU, safetensors
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/input_file.hpp"
 #include "headlab/data/safetensors.hpp"
 #include "headlab/data/text.hpp"
 // report: progress, metrics, charts and heatmaps
 #include "headlab/report/report.hpp"
 // train: options, checkpoints, the training loops, decoding
 #include "headlab/train/decoding.hpp"
+#include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/trainer.hpp"
 // lab: head scores, importance, pruning, sweeps
 #include "headlab/lab/heads.hpp"

@@ -15,7 +15,9 @@
 namespace headlab {
 
 namespace detail {
-void* pool_allocate(std::size_t bytes);              // 64-byte aligned; throws std::bad_alloc
+// 64-byte aligned. When the system has no memory left, throws OutOfMemory naming the bytes and
+// `element_size` (the size of one element of the tensor), never a bare std::bad_alloc.
+void* pool_allocate(std::size_t bytes, std::size_t element_size = 1);
 void pool_free(void* p, std::size_t bytes) noexcept;  // bytes: as given to pool_allocate
 }  // namespace detail
 
@@ -43,8 +45,8 @@ struct PoolAllocator {
   template <typename U>
   PoolAllocator(const PoolAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
-    if (n > max_size()) throw std::bad_array_new_length();
-    return static_cast<T*>(detail::pool_allocate(n * sizeof(T)));
+    if (n > max_size()) return static_cast<T*>(detail::pool_allocate(std::numeric_limits<std::size_t>::max(), sizeof(T)));
+    return static_cast<T*>(detail::pool_allocate(n * sizeof(T), sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept { detail::pool_free(p, n * sizeof(T)); }
   std::size_t max_size() const noexcept { return std::numeric_limits<std::size_t>::max() / 4 / sizeof(T); }

@@ -12,6 +12,9 @@
 //   FormatError       (an IOError) a file was read but its contents are invalid
 //   NumericalError    a NaN or infinity where there must be none (non-finite loss,
 //                     anomaly detection naming the op that made it)
+//   OutOfMemory       a tensor buffer could not be allocated ("out of memory: a tensor buffer of
+//                     1073741824 floats (4.0 GiB) ..."), or a memory estimate exceeds the limit
+//                     (headlab/train/memory_estimate.hpp); never a bare std::bad_alloc
 //   NotImplemented    a course task not filled in yet ("TASK 2.1 (...) is not implemented
 //                     yet: fill in the region marked TASK 2.1 in framework/attention/sdpa.cpp";
 //                     see headlab/course/course.hpp and docs/course.md)
@@ -50,6 +53,10 @@ struct FormatError : IOError {
 // A NaN or an infinity where there must be none: a non-finite training loss, or an
 // op caught by anomaly detection (headlab/core/anomaly.hpp).
 struct NumericalError : Error {
+  using Error::Error;
+};
+// Memory that is not there: an allocation that failed, or an estimate above the limit.
+struct OutOfMemory : Error {
   using Error::Error;
 };
 struct NotImplemented : Error {

@@ -32,18 +32,28 @@ inline const char* kCheckpointFormat = "headlab-train-checkpoint-1";
 void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
                      const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
                      const TrainState& st, const std::map<std::string, std::string>& extra_metadata = {});
-// The file, its format checked (ValueError otherwise).
+// Errors: what the file holds (its format, options, counts, vocabularies, tensor names and shapes,
+// a NaN or infinity in a tensor) is checked before anything is built from it, and every problem is a
+// FormatError (an IOError) naming the file, so that every command gives the same bad file exit
+// status 1; a file that cannot be read is an IOError (a FIFO or directory is refused before it is
+// opened); a model too big for the available memory is OutOfMemory, before any tensor is allocated.
+
+// The file, its format checked (FormatError otherwise).
 TensorFile load_checkpoint_file(const std::string& path);
-// One metadata entry (ValueError naming the file and key when it is missing).
+// One metadata entry (FormatError naming the file and key when it is missing).
 const std::string& checkpoint_meta(const TensorFile& file, const std::string& key);
+// A vocabulary saved in the metadata under `key` ("src_vocab", "tgt_vocab"): FormatError when it
+// does not parse (Vocabulary::from_text) or holds no token beyond the specials.
+Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key);
 // Restores model, optimiser, generators and counters for a resume. The saved options must equal `o`
 // in everything but the run length (steps, time budget, stop-at-perfect): else ValueError naming the
-// options that differ. Validates everything before changing anything.
+// options that differ. Validates everything (non-finite tensors included) before changing anything.
 TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model, Adam<float>& adam,
                            Generator& data_rng, Generator& dropout_rng);
 
-// A trained model read back from a run's checkpoint (strictly validated), with the options it was
-// trained with. The model is in eval mode.
+// A trained model read back from a run's checkpoint (strictly validated: options, memory estimate
+// of the model they describe, finite weights), with the options it was trained with. The model is
+// in eval mode.
 struct LoadedModel {
   TrainOptions options;
   std::unique_ptr<Transformer<float>> model;  // copy and translate
@@ -53,6 +63,7 @@ struct LoadedModel {
 };
 LoadedModel load_trained_model(const std::string& checkpoint_path);
 // The same on a checkpoint already in memory (parse_safetensors_bytes; a fuzzing entry point).
-LoadedModel load_trained_model(const TensorFile& checkpoint);
+// memory_limit: the bytes the model may need (memory_estimate.hpp); 0 = the available memory.
+LoadedModel load_trained_model(const TensorFile& checkpoint, double memory_limit = 0);
 
 }  // namespace headlab

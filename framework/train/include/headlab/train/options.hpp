@@ -126,7 +126,9 @@ class OptionError : public ValueError {
   X(std::string,   progress,        "progress",        "auto",   "auto",    "auto",   false, kAllTasks,             \
     "progress output: auto, bar, lines or none")                                                                  \
   X(bool,          detect_anomaly,  "detect-anomaly",  false,    false,     false,    false, kAllTasks,             \
-    "check every op for NaN/inf and name the first that makes one (slow; for debugging)")
+    "check every op for NaN/inf and name the first that makes one (slow; for debugging)")                       \
+  X(std::string,   max_memory,      "max-memory",      "",       "",        "",       false, kAllTasks,             \
+    "refuse a run whose memory estimate is above this: 4G, 512M or bytes (default: the available memory)")
 // clang-format on
 
 struct TrainOptions {

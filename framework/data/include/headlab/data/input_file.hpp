@@ -1,0 +1,43 @@
+// headlab/data/input_file.hpp: a file opened for reading only after it is known to be a regular file.
+//
+// A path given by a user may name a FIFO (open() would block until a writer comes, forever), a
+// directory or a device (/dev/zero reads without end). InputFile refuses those before it reads:
+//   1. stat(path): not a regular file -> IOError "WHO: 'PATH': not a regular file (a FIFO)";
+//   2. open(path, O_RDONLY | O_NONBLOCK) (a FIFO swapped in after the stat cannot block either),
+//      then fstat on the descriptor and the same check (the file actually opened is the one read);
+//   3. O_NONBLOCK is cleared; reads go through read(2), retrying EINTR.
+// size() is st_size at open, so a caller can compare what a header promises with what the file
+// holds before reading the bulk of it (headlab/data/safetensors.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace headlab {
+
+class InputFile {
+ public:
+  // `who` starts every message: "load_safetensors: 'ckpt.safetensors': not a regular file (a FIFO)".
+  InputFile(const std::string& path, const char* who);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  std::uint64_t size() const { return size_; }  // bytes, from fstat at open
+  // Up to n bytes from the current position: fewer only at end of file. IOError on a read error.
+  std::string read(std::uint64_t n);
+  // Everything up to end of file.
+  std::string read_rest();
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const;
+  std::string path_;
+  const char* who_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+// The whole of a regular file (InputFile's checks first): TSV corpora, vocabularies, configs.
+std::string read_regular_file(const std::string& path, const char* who);
+
+}  // namespace headlab

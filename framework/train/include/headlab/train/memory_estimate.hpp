@@ -1,0 +1,71 @@
+// headlab/train/memory_estimate.hpp: how much memory a run will need, from its options alone.
+//
+// Checked before any tensor is allocated, so that `--layers 100000` is refused in milliseconds
+// with the reason, not after half a minute of allocation with a bare std::bad_alloc.
+// All tensors are float32 (4 bytes). With P parameters, B sequences of T tokens per batch,
+// D = d_model, F = ff, h heads, V the target vocabulary and L layers:
+//
+//   parameters              4 P
+//   gradients               4 P                              (training only)
+//   Adam moments            8 P   (m and v)                  (training only)
+//   activations of a batch  4 B T L (kAct_D D + kAct_F F)    kept for backward (training only)
+//   attention weights       4 B h Tq Tk x kAttn per attention module (scores, softmax, mask,
+//                           dropout kept for backward); the tiled kernel keeps (B, h, T) only
+//   logits of a batch       4 B T V x kLogits   (logits, log-softmax, their gradient)
+//   evaluation buffers      the held-out batch's forward without a graph: one layer's
+//                           activations and attention weights at a time, its logits, KV caches
+//   checkpoint file         its bytes, read whole (loading only)
+//   runtime                 a fixed 64 MB (code, BLAS buffers, data)
+//
+// The constants were set from measured peak RSS (README "Conventions": within 2x, on the
+// conservative side). The limit is --max-memory, else the machine's available memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headlab/train/options.hpp"
+
+namespace headlab {
+
+struct MemoryItem {
+  std::string what;  // "Adam moments"
+  double bytes = 0;
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryItem> items;
+  double total() const;
+  // "about 38.2 GB (Adam moments 12.1 GB, attention weights of one batch 9.0 GB, ...)": the total
+  // and the largest items, biggest first.
+  std::string describe(std::size_t largest = 3) const;
+};
+
+// Training: parameters, gradients, Adam, one batch's activations, evaluation buffers. For
+// translate the vocabulary sizes come from the data (0: not known yet, counted as 4, the specials).
+MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_vocab = 0, std::size_t tgt_vocab = 0);
+// Using a trained model (eval, decode, translate, heads, prune): parameters and evaluation buffers,
+// plus the checkpoint's own bytes.
+MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab,
+                                         double checkpoint_bytes);
+
+// "4G", "512M", "64k", "1.5G" (powers of 1024; B or iB after the unit allowed) or a byte count.
+// ValueError naming the text otherwise.
+double parse_memory_size(const std::string& text);
+// "38.2 GB" (powers of 1024, one decimal; "MB" below a GiB).
+std::string memory_text(double bytes);
+// MemAvailable of /proc/meminfo, else physical memory (sysconf); 0 when neither is known.
+double available_memory();
+
+// The limit of a run: o.max_memory when given (OptionError "max_memory: ..." when it does not
+// parse), else available_memory().
+double memory_limit(const TrainOptions& o);
+
+// Throws OutOfMemory when the estimate exceeds `limit` (no check when limit is 0, unknown):
+//   "WHAT needs about 38.2 GB (Adam moments 12.1 GB, ...) but 22.5 GB are available; ADVICE"
+void check_memory(const MemoryEstimate& estimate, double limit, const std::string& what, const std::string& advice);
+// The check of `headlab train`, from the options alone (before data is read or a tensor allocated).
+void check_training_memory(const TrainOptions& o, std::size_t src_vocab = 0, std::size_t tgt_vocab = 0);
+
+}  // namespace headlab

@@ -1,0 +1,221 @@
+// memory_estimate.cpp: a run's memory from its options (headlab/train/memory_estimate.hpp).
+#include "headlab/train/memory_estimate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+namespace headlab {
+
+namespace {
+
+constexpr double kFloat = 4;  // bytes of a float32
+// Floats kept for backward per token and layer, in units of D and F (measured, see the header):
+// an encoder layer keeps its input, q, k, v and their head-major copies, the context, the output
+// projection, two residual sums and two layer norms (with their statistics); a decoder layer
+// has a cross-attention on top; the feed-forward block keeps linear1, ReLU and dropout.
+constexpr double kEncoderActD = 20, kDecoderActD = 32, kActF = 3;
+constexpr double kAttn = 4;    // (B, h, Tq, Tk) tensors per attention module: scores, mask, softmax, dropout
+constexpr double kLogits = 4;  // (B, T, V) tensors: logits, reshaped, log-softmax, gradient
+constexpr double kRuntime = 64.0 * (1 << 20);
+
+// The batch one training step sees: B sequences, S source and T target tokens.
+struct BatchShape {
+  double B = 0, S = 0, T = 0;
+};
+
+BatchShape training_batch(const TrainOptions& o) {
+  switch (o.task) {
+    case Task::copy: return {double(o.batch), double(o.length), double(o.length)};
+    case Task::induction: return {double(o.batch), 0, double(2 * o.length + 1)};
+    case Task::translate: {  // sentences x longest side <= max_tokens: the worst case is B = max_tokens / max_len
+      const double T = double(std::min(o.max_len, o.max_tokens));
+      return {double(o.max_tokens) / std::max(T, 1.0), T, T};
+    }
+  }
+  return {};
+}
+
+// The held-out batch an evaluation runs at once (no graph).
+BatchShape evaluation_batch(const TrainOptions& o) {
+  switch (o.task) {
+    case Task::copy: return {double(o.eval_sequences), double(o.length), double(o.length)};
+    case Task::induction: return {double(o.eval_sequences), 0, double(2 * o.length + 1)};
+    case Task::translate: return training_batch(o);  // validation loss batches have the same budget
+  }
+  return {};
+}
+
+bool decoder_only(const TrainOptions& o) { return o.task == Task::induction; }
+
+// Parameters of the model the options describe (the same count as Module::parameter_count, to a
+// few biases): attention modules from attention_cost, feed-forward 2 D F + F + D, layer norms 2 D,
+// embeddings V D, the generator V D + V (one matrix when tied).
+double parameter_count(const TrainOptions& o, double src_vocab, double tgt_vocab) {
+  TransformerConfig c = o.model_config(std::size_t(src_vocab), std::size_t(tgt_vocab));
+  AttentionConfig a = c.attention;
+  a.d_model = c.d_model;
+  const double D = double(c.d_model), F = double(c.ff_dim);
+  const double attention = double(attention_cost(a, 1).parameters);
+  const double ff = c.attention_only ? 0 : 2 * D * F + F + D;
+  if (decoder_only(o)) {
+    const double layer = attention + ff + (c.attention_only ? 2 : 4) * D;
+    return double(c.decoder_layers) * layer + 2 * D + tgt_vocab * D + (c.tie_embeddings ? tgt_vocab : tgt_vocab * D + tgt_vocab);
+  }
+  const double encoder = double(c.encoder_layers) * (attention + ff + 4 * D);
+  const double decoder = double(c.decoder_layers) * (2 * attention + ff + 6 * D);
+  const double embeddings = c.tie_embeddings ? src_vocab * D + tgt_vocab : (src_vocab + 2 * tgt_vocab) * D + tgt_vocab;
+  return encoder + decoder + 4 * D + embeddings;
+}
+
+// Floats of the (B, h, Tq, Tk) attention weights of every attention module of the model, for a batch.
+double attention_weights(const TrainOptions& o, const BatchShape& b, bool per_layer_only) {
+  const double h = double(o.heads);
+  if (o.tiled_attention) return 0;  // the tiled kernel keeps (B, h, T) statistics, counted with activations
+  const double L = per_layer_only ? 1 : double(o.layers);
+  if (decoder_only(o)) return L * b.B * h * b.T * b.T;
+  return L * b.B * h * (b.S * b.S + b.T * b.T + b.T * b.S);
+}
+
+// Floats of the activations a graph keeps, all layers.
+double activations(const TrainOptions& o, const BatchShape& b) {
+  const double D = double(o.d_model), F = o.attention_only ? 0 : double(o.ff_dim), L = double(o.layers);
+  if (decoder_only(o)) return L * b.B * b.T * (kEncoderActD * D + kActF * F);
+  return L * (b.B * b.S * (kEncoderActD * D + kActF * F) + b.B * b.T * (kDecoderActD * D + kActF * F));
+}
+
+// The evaluation's forward without a graph: about one layer's activations and attention weights
+// at a time (kept as 1/4 of a training layer's), the encoder's output, the KV caches of every
+// layer (k and v) and the logits.
+double evaluation_floats(const TrainOptions& o, double tgt_vocab) {
+  const BatchShape b = evaluation_batch(o);
+  const double D = double(o.d_model), F = o.attention_only ? 0 : double(o.ff_dim), L = double(o.layers);
+  const double tokens = b.B * (b.S + b.T);
+  const double one_layer = tokens * (kEncoderActD * D / 4 + F) + 2 * attention_weights(o, b, true);
+  const double caches = 2 * L * tokens * D;  // k and v of every layer (self and cross)
+  const double logits = 2 * b.B * b.T * tgt_vocab;
+  return one_layer + caches + logits;
+}
+
+}  // namespace
+
+double MemoryEstimate::total() const {
+  double sum = 0;
+  for (const MemoryItem& item : items) sum += item.bytes;
+  return sum;
+}
+
+std::string MemoryEstimate::describe(std::size_t largest) const {
+  std::vector<MemoryItem> sorted = items;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const MemoryItem& a, const MemoryItem& b) { return a.bytes > b.bytes; });
+  std::string parts;
+  for (std::size_t i = 0; i < std::min(largest, sorted.size()); ++i)
+    parts += (i ? ", " : "") + sorted[i].what + " " + memory_text(sorted[i].bytes);
+  if (sorted.size() > largest) parts += ", ...";
+  return "about " + memory_text(total()) + " (" + parts + ")";
+}
+
+MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab) {
+  const bool from_options = o.task != Task::translate;
+  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab, 4));
+  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab, 4));
+  const double P = parameter_count(o, Vs, Vt);
+  const BatchShape b = training_batch(o);
+  MemoryEstimate e;
+  e.items.push_back({"parameters", kFloat * P});
+  e.items.push_back({"gradients", kFloat * P});
+  e.items.push_back({"Adam moments", 2 * kFloat * P});
+  e.items.push_back({"activations of one batch", kFloat * activations(o, b)});
+  // Backward holds the gradient of one module's weights beside them: + 2 per module's worth.
+  const double weights = attention_weights(o, b, false);
+  e.items.push_back({"attention weights of one batch", kFloat * (kAttn * weights + 2 * weights / std::max(1.0, double(o.layers)))});
+  e.items.push_back({"logits of one batch", kFloat * kLogits * b.B * b.T * Vt});
+  e.items.push_back({"evaluation buffers", kFloat * evaluation_floats(o, Vt)});
+  e.items.push_back({"runtime", kRuntime});
+  return e;
+}
+
+MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab,
+                                         double checkpoint_bytes) {
+  const bool from_options = o.task != Task::translate;
+  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab, 4));
+  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab, 4));
+  MemoryEstimate e;
+  e.items.push_back({"parameters", kFloat * parameter_count(o, Vs, Vt)});
+  e.items.push_back({"evaluation buffers", kFloat * evaluation_floats(o, Vt)});
+  e.items.push_back({"checkpoint file", checkpoint_bytes});
+  e.items.push_back({"runtime", kRuntime});
+  return e;
+}
+
+double parse_memory_size(const std::string& text) {
+  const std::string shown = text.size() > 200 ? text.substr(0, 200) + "..." : text;
+  auto bad = [&] {
+    return ValueError("'" + shown + "' is not a memory size (a byte count, or a number with K, M, G or T: 512M, 4G)");
+  };
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (text.empty() || !(text[0] >= '0' && text[0] <= '9') || !std::isfinite(value)) throw bad();
+  std::string unit = text.substr(used);
+  for (const char* suffix : {"iB", "B"})
+    if (unit.size() > std::string(suffix).size() && unit.compare(unit.size() - std::string(suffix).size(), std::string::npos, suffix) == 0) {
+      unit.resize(unit.size() - std::string(suffix).size());
+      break;
+    }
+  double scale = 1;
+  if (unit == "K" || unit == "k") scale = 1024.0;
+  else if (unit == "M" || unit == "m") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty() && unit != "B") throw bad();
+  return value * scale;
+}
+
+std::string memory_text(double bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1);
+  const double gib = double(1ull << 30), mib = double(1ull << 20);
+  if (bytes >= gib) os << bytes / gib << " GB";
+  else os << bytes / mib << " MB";
+  return os.str();
+}
+
+double available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double value = 0;
+  while (meminfo >> key >> value >> unit)
+    if (key == "MemAvailable:") return value * 1024;  // kB
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? double(pages) * double(page_size) : 0.0;
+}
+
+double memory_limit(const TrainOptions& o) {
+  if (o.max_memory.empty()) return available_memory();
+  try {
+    return parse_memory_size(o.max_memory);
+  } catch (const ValueError& e) {
+    throw OptionError("max_memory", e.what());
+  }
+}
+
+void check_memory(const MemoryEstimate& estimate, double limit, const std::string& what, const std::string& advice) {
+  if (limit <= 0 || estimate.total() <= limit) return;
+  throw OutOfMemory(what + " needs " + estimate.describe() + " but " + memory_text(limit) + " are available; " + advice);
+}
+
+void check_training_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab) {
+  check_memory(estimate_training_memory(o, src_vocab, tgt_vocab), memory_limit(o), "this run",
+               "lower --layers/--d-model/--ff/--batch/--length/--max-tokens or raise --max-memory");
+}
+
+}  // namespace headlab

@@ -1,0 +1,98 @@
+// The memory estimate of a run from its options (headlab/train/memory_estimate.hpp).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/models/transformer.hpp"
+#include "headlab/train/memory_estimate.hpp"
+#include "headlab/train/options.hpp"
+#include "headlab/train/trainer.hpp"
+
+using namespace headlab;
+
+namespace {
+double item(const MemoryEstimate& e, const std::string& what) {
+  for (const MemoryItem& i : e.items)
+    if (i.what == what) return i.bytes;
+  FAIL("no item " << what);
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("memory estimate: parameters as the model counts them, Adam twice that, all from the options") {
+  for (Task task : {Task::copy, Task::translate, Task::induction}) {
+    CAPTURE(task_name(task));
+    TrainOptions o = TrainOptions::defaults_for(task);
+    const std::size_t V = 50;
+    const MemoryEstimate e = estimate_training_memory(o, V, V);
+    Generator gen(1);
+    double parameters = 0;
+    if (task == Task::induction) {
+      TransformerConfig c = o.model_config();
+      c.src_vocab = 1;
+      parameters = double(DecoderOnlyLM<float>(c, gen).parameter_count());
+    } else {
+      const TransformerConfig c = task == Task::translate ? o.model_config(V, V) : o.model_config();
+      parameters = double(Transformer<float>(c, gen).parameter_count());
+    }
+    CHECK(item(e, "parameters") / 4 == doctest::Approx(parameters).epsilon(0.02));
+    CHECK(item(e, "gradients") == item(e, "parameters"));
+    CHECK(item(e, "Adam moments") == 2 * item(e, "parameters"));
+  }
+}
+
+TEST_CASE("memory estimate: the attention weights grow as B h T^2, and the tiled kernel keeps none") {
+  TrainOptions o = TrainOptions::defaults_for(Task::copy);
+  const double base = item(estimate_training_memory(o), "attention weights of one batch");
+  o.length *= 2;
+  CHECK(item(estimate_training_memory(o), "attention weights of one batch") == doctest::Approx(4 * base));
+  o.batch *= 2;
+  CHECK(item(estimate_training_memory(o), "attention weights of one batch") == doctest::Approx(8 * base));
+  o.tiled_attention = true;
+  CHECK(item(estimate_training_memory(o), "attention weights of one batch") == 0);
+}
+
+TEST_CASE("memory estimate: --layers 100000 is refused at once, naming the estimate and its largest parts") {
+  // Before: --layers 100000 allocated for 16-33 s and ended in a bare std::bad_alloc.
+  TrainOptions o = TrainOptions::defaults_for(Task::copy);
+  o.layers = 100000;
+  o.max_memory = "8G";
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(check_training_memory(o), doctest::Contains("this run needs about"), OutOfMemory);
+  CHECK_THROWS_WITH_AS(check_training_memory(o), doctest::Contains("but 8.0 GB are available"), OutOfMemory);
+  CHECK_THROWS_WITH_AS(check_training_memory(o), doctest::Contains("raise --max-memory"), OutOfMemory);
+  std::ostringstream log;
+  CHECK_THROWS_AS(train(o, log), OutOfMemory);  // the library entry point checks too
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
+  // The wide model of the issue: parameters and Adam dominate.
+  TrainOptions wide = TrainOptions::defaults_for(Task::copy);
+  wide.d_model = 8192;
+  wide.ff_dim = 32768;
+  wide.layers = 12;
+  wide.heads = 8;
+  wide.max_memory = "8G";
+  CHECK_THROWS_WITH_AS(check_training_memory(wide), doctest::Contains("(Adam moments "), OutOfMemory);
+  // The defaults fit in well under 1 GB.
+  CHECK(estimate_training_memory(TrainOptions::defaults_for(Task::copy)).total() < 1024.0 * 1024 * 1024);
+  CHECK_NOTHROW(check_training_memory(TrainOptions::defaults_for(Task::copy)));
+}
+
+TEST_CASE("memory estimate: --max-memory sizes") {
+  CHECK(parse_memory_size("4G") == 4.0 * (1ull << 30));
+  CHECK(parse_memory_size("512M") == 512.0 * (1 << 20));
+  CHECK(parse_memory_size("1.5GB") == 1.5 * (1ull << 30));
+  CHECK(parse_memory_size("64KiB") == 64.0 * 1024);
+  CHECK(parse_memory_size("1000") == 1000);
+  for (const char* bad : {"", "G", "4X", "-1G", "nan", "inf", "4 G"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_memory_size(bad), ValueError);
+  }
+  TrainOptions o;
+  o.max_memory = "lots";
+  CHECK_THROWS_WITH_AS(check_training_memory(o), doctest::Contains("max_memory"), OptionError);
+  CHECK(memory_text(38.2 * (1ull << 30)) == "38.2 GB");
+  CHECK(memory_text(512.0 * (1 << 20)) == "512.0 MB");
+  CHECK(available_memory() > 0);
+}
