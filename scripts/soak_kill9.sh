@@ -3,8 +3,9 @@
 #
 # Trains a small copy-task run with a checkpoint every 5 steps, kills it with SIGKILL at random
 # moments at least KILLS times (default 20), each time starting it again with --resume (afresh
-# while no checkpoint exists yet), until it finishes; then trains the same run without
-# interruption. Passes when the two final checkpoint.safetensors are byte-identical and the killed
+# while no checkpoint exists yet), until it finishes (if it finishes before KILLS kills, the killed
+# run starts again from scratch with shorter delays, at most 5 times); it first trains the same run
+# without interruption. Passes when the two final checkpoint.safetensors are byte-identical and the killed
 # run's metrics.jsonl has exactly one line per step 1..N (no duplicates, no gaps, no torn line).
 # Exits 1 on failure; prints the figures either way. SOAK_STEPS (default 300) and SOAK_DIR (default:
 # a new temporary directory, removed on success) can be set in the environment.
@@ -32,7 +33,7 @@ seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 max_delay=$(awk -v t="$seconds" -v k="$KILLS" 'BEGIN { print t / k }')
 echo "soak: uninterrupted run of $STEPS steps took ${seconds} s; killing at random moments up to ${max_delay} s"
 
-kills=0 starts=0 resumes=0 to_cut=0 torn=0
+kills=0 starts=0 resumes=0 to_cut=0 torn=0 attempts=0
 RUN=$WORK/killed
 while :; do
   # Killed before its first save: nothing to continue, start afresh.
@@ -61,14 +62,20 @@ while :; do
   status=$?
   if [ "$status" -eq 137 ]; then kills=$((kills + 1)); continue; fi
   [ "$status" -eq 0 ] || fail "start $starts exited with status $status (see $WORK/killed.log)"
-  break  # finished (with fewer kills than asked if it outpaced the delays: reported below)
+  [ "$kills" -lt "$KILLS" ] || break  # finished after its KILLS kills
+  # It outran the kills (a loaded machine makes the timing noisy): again from scratch, killing sooner.
+  attempts=$((attempts + 1))
+  [ "$attempts" -le 5 ] || fail "the run finished before $KILLS kills in 5 attempts"
+  max_delay=$(awk -v m="$max_delay" 'BEGIN { print m / 2 }')
+  echo "soak: finished after only $kills kills; again from scratch, killing at moments up to ${max_delay} s"
+  rm -rf "$RUN"
+  kills=0 starts=0 resumes=0 to_cut=0 torn=0
 done
 
 lines=$(wc -l < "$RUN/metrics.jsonl")
 steps_logged=$(grep -o '"step":[0-9]*' "$RUN/metrics.jsonl" | cut -d: -f2)
 unique=$(printf '%s\n' "$steps_logged" | sort -n | uniq | wc -l)
 echo "soak: $kills kills by SIGKILL, $starts starts ($resumes with --resume, finding $to_cut metrics lines after the checkpoint and $torn torn last lines to cut); metrics.jsonl: $lines lines, $unique distinct steps, for $STEPS steps"
-[ "$kills" -ge "$KILLS" ] || fail "only $kills of $KILLS kills happened before the run finished"
 cmp "$WORK/straight/checkpoint.safetensors" "$RUN/checkpoint.safetensors" ||
   fail "the final checkpoints differ"
 [ "$steps_logged" = "$(seq 1 "$STEPS")" ] ||

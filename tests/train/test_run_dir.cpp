@@ -1,5 +1,5 @@
 // The run directory (headlab/train/run_dir.hpp): refusing, resuming and overwriting a run, the
-// lock (a second holder is refused with the first one's pid; a killed holder never blocks), stale
+// lock (a second holder is refused with the first one's pid, and a killed holder never blocks), stale
 // temporary files, and metrics.jsonl cut back to the checkpoint on resume.
 #include <doctest/doctest.h>
 
@@ -54,6 +54,15 @@ std::string refusal_of(const fs::path& dir, const RunDirSpec& spec) {
   return "";
 }
 
+// The pid of a process that has ended.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
 // A child process holding `dir` until it is killed; returns its pid once it holds it.
 pid_t hold_in_child(const fs::path& dir) {
   int ready[2];
@@ -80,6 +89,7 @@ TEST_CASE("RunDir: a directory holding the command's output is refused and left 
   TempDir dir("rundir_refuse");
   dir.write("heads.csv", "site,head\n");
   dir.write("notes.txt", "mine");
+  dir.write("heads.csv.tmp." + std::to_string(dead_pid()), "a dead writer's");  // kept: the command is refused
   const auto before = contents(dir);
   const std::string why = refusal_of(dir.path, heads_like(ExistingRun::refuse));
   CAPTURE(why);
@@ -96,7 +106,7 @@ TEST_CASE("RunDir: a directory holding the command's output is refused and left 
   CHECK_THROWS_AS(train_run_dir_spec(true, true), RunDirRefused);
 }
 
-TEST_CASE("RunDir: resume keeps the run; overwrite removes the command's files and nothing else") {
+TEST_CASE("RunDir: resume keeps the run, overwrite removes the command's files and nothing else") {
   TempDir dir("rundir_overwrite");
   dir.write("heads.csv", "old");
   dir.write("notes.txt", "mine");
@@ -117,7 +127,7 @@ TEST_CASE("RunDir: resume keeps the run; overwrite removes the command's files a
   CHECK(fs::is_directory(dir.path / "new" / "run"));
 }
 
-TEST_CASE("RunDir: a second holder is refused with the first one's pid; a killed holder never blocks") {
+TEST_CASE("RunDir: a second holder is refused with the first one's pid, and a killed holder never blocks") {
   TempDir dir("rundir_lock");
   {
     RunDir first(dir.path, heads_like(ExistingRun::reuse));
@@ -138,17 +148,13 @@ TEST_CASE("RunDir: a second holder is refused with the first one's pid; a killed
 
 TEST_CASE("RunDir: temporary files of dead processes are removed when it is opened") {
   TempDir dir("rundir_stale");
-  const pid_t dead = ::fork();
-  if (dead == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(dead, &status, 0);
-  dir.write("checkpoint.safetensors.tmp." + std::to_string(dead), "half a checkpoint");
+  dir.write("checkpoint.safetensors.tmp." + std::to_string(dead_pid()), "half a checkpoint");
   dir.write("summary.json.tmp." + std::to_string(::getpid()), "ours, still being written");
   RunDir opened(dir.path, heads_like(ExistingRun::refuse));
   CHECK(dir.listing() == std::vector<std::string>{".lock", "summary.json.tmp." + std::to_string(::getpid())});
 }
 
-TEST_CASE("cut_metrics_to_step: lines after the checkpoint and a torn last line go; the rest stays") {
+TEST_CASE("cut_metrics_to_step: lines after the checkpoint and a torn last line go, the rest stays") {
   TempDir dir("metrics_cut");
   const fs::path file = dir.path / "metrics.jsonl";
   std::string whole;
