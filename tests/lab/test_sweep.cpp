@@ -141,6 +141,7 @@ TEST_CASE("sweep: validate_sweep refuses duplicate keys, seed, conflicts and emp
   CHECK(message(spec_of({"ff_dim=1,2"}, {1}, {"--ff", "8"})).find("--ff") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {1}, {"--seed", "3"})).find("--seeds") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {1}, {"--run-dir", "x"})).find("--run-dir") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {1}, {"--overwrite"})).find("the sweep sets --overwrite") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {})).find("--seeds") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {1, 1})).find("twice") != std::string::npos);
   // A flag without a value takes on / off only.
