@@ -9,12 +9,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/lab/sweep.hpp"
 #include "test_support.hpp"
 
@@ -26,7 +26,7 @@ namespace {
 
 void write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
+  write_file_atomic(path, text, "test");
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
