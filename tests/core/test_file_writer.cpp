@@ -16,11 +16,14 @@
 
 #include "headlab/core/errors.hpp"
 #include "headlab/core/file_writer.hpp"
+#include "child_process.hpp"
 #include "read_bytes.hpp"
 #include "test_support.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::Child;
+using headlab::testing::fork_child;
 using headlab::testing::read_bytes;
 using headlab::testing::TempDir;
 
@@ -35,12 +38,7 @@ bool has_temp_files(const TempDir& dir) {
 // Runs `body` in a child process whose files may not grow past `limit` bytes; returns the IOError
 // message it caught ("" when none was thrown).
 std::string message_under_file_size_limit(rlim_t limit, const std::function<void()>& body) {
-  int pipe_fds[2];
-  REQUIRE(::pipe(pipe_fds) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(pipe_fds[0]);
+  const Child child = fork_child([&](int to_parent) {
     ::signal(SIGXFSZ, SIG_IGN);
     const rlimit rl{limit, limit};
     ::setrlimit(RLIMIT_FSIZE, &rl);
@@ -50,16 +48,14 @@ std::string message_under_file_size_limit(rlim_t limit, const std::function<void
     } catch (const IOError& e) {
       message = e.what();
     }
-    (void)!::write(pipe_fds[1], message.data(), message.size());
-    ::_exit(0);
-  }
-  ::close(pipe_fds[1]);
+    (void)!::write(to_parent, message.data(), message.size());
+  });
   std::string message;
   char buf[512];
-  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
-  ::close(pipe_fds[0]);
+  for (ssize_t n; (n = ::read(child.from_child, buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
+  ::close(child.from_child);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  ::waitpid(child.pid, &status, 0);
   CHECK(WIFEXITED(status));
   return message;
 }

@@ -17,12 +17,15 @@
 #include "headlab/report/metrics.hpp"
 #include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
+#include "child_process.hpp"
 #include "read_bytes.hpp"
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::Child;
+using headlab::testing::fork_child;
 using headlab::testing::read_bytes;
 using headlab::testing::TempDir;
 using headlab::testing::tiny_copy_run;
@@ -65,21 +68,15 @@ pid_t dead_pid() {
 
 // A child process holding `dir` until it is killed; returns its pid once it holds it.
 pid_t hold_in_child(const fs::path& dir) {
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(ready[0]);
+  const Child child = fork_child([&](int to_parent) {
     RunDir held(dir, heads_like(ExistingRun::reuse));
-    (void)!::write(ready[1], "y", 1);
+    (void)!::write(to_parent, "y", 1);
     for (;;) ::pause();
-  }
-  ::close(ready[1]);
+  });
   char c = 0;
-  CHECK(::read(ready[0], &c, 1) == 1);
-  ::close(ready[0]);
-  return pid;
+  CHECK(::read(child.from_child, &c, 1) == 1);
+  ::close(child.from_child);
+  return child.pid;
 }
 
 
