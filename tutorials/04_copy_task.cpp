@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   TrainOptions o;
   o.progress = "none";
   o.run_dir = quick ? "tutorial_copy_quick" : "tutorial_copy_run";  // checkpoint, metrics.jsonl, loss.svg
+  o.overwrite = true;  // each run of the chapter replaces the last one's run directory
   if (quick) {
     o.steps = 20;
     o.eval_every = 10;

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   o.valid_file = data_dir + "/valid.tsv";
   o.test_file = data_dir + "/test.tsv";
   o.run_dir = quick ? "tutorial_translation_quick" : "tutorial_translation_run";
+  o.overwrite = true;  // each run of the chapter replaces the last one's run directory
   o.time_budget = 100;
   if (quick) {
     o.steps = 10;

@@ -29,7 +29,9 @@
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/lab/sweep.hpp"
+#include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 #include "cli_values.hpp"
 #include "train_flags.hpp"
@@ -282,11 +284,21 @@ std::string chart_x_key(const AblateOptions& o, const std::vector<GridAxis>& gri
   throw ValueError("--x " + o.x_key + ": not a grid key (the grid keys are " + list + ")");
 }
 
+// The sweep directory as a run directory: locked while ablate works in it, every file kept.
+RunDirSpec sweep_dir_spec() {
+  RunDirSpec spec;
+  spec.command = "ablate";
+  spec.dir_flag = "--out";
+  spec.existing = ExistingRun::reuse;
+  return spec;
+}
+
 int collect(const AblateOptions& o) {
   if (!o.grid.empty() || !o.seeds.empty() || !o.train_flags.empty() || !o.emit_jobs.empty())
     throw ValueError("--collect reads the sweep from " + (fs::path(o.out_dir) / "sweep.json").string() +
                      "; give it with --out (and --metric, --x) only");
   const SweepPlan plan = read_sweep_json(o.out_dir);
+  const RunDir held(plan.out_dir, sweep_dir_spec());
   summarise(plan, o, chart_x_key(o, plan.spec.grid), {});
   return 0;
 }
@@ -308,6 +320,8 @@ int sweep(const AblateOptions& o) {
       throw ValueError(o.out_dir + " holds a different sweep (" + difference +
                        "); use another --out, or remove its sweep.json and runs/ to start over");
   }
+  // The sweep directory is ours until the end; its finished runs are kept (and skipped).
+  const RunDir held(plan.out_dir, sweep_dir_spec());
   const std::string exe = executable_path();
   write_sweep_json(plan, exe);
 
@@ -323,16 +337,14 @@ int sweep(const AblateOptions& o) {
   if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
 
   if (!o.emit_jobs.empty()) {
-    std::ofstream jobs(o.emit_jobs, std::ios::trunc);
-    if (!jobs) throw IOError("--emit-jobs: cannot write '" + o.emit_jobs + "'");
+    std::string jobs;
     for (std::size_t i : todo) {
       const SweepRun& run = plan.runs[i];
       const RunState state = run_state(plan.run_dir(run));
       if (state == RunState::Started) fs::remove_all(plan.run_dir(run));  // a job must start clean
-      jobs << job_command(exe, plan, run, state == RunState::Resumable) << "\n";
+      jobs += job_command(exe, plan, run, state == RunState::Resumable) + "\n";
     }
-    jobs.flush();
-    if (!jobs) throw IOError("--emit-jobs: writing '" + o.emit_jobs + "' failed");
+    write_file_atomic(o.emit_jobs, jobs, "ablate --emit-jobs");
     std::cout << "wrote " << todo.size() << " jobs to " << o.emit_jobs << " (one command a line: bash "
               << o.emit_jobs << ", parallel < " << o.emit_jobs << ", or a SLURM array);\nthen: headlab ablate --out "
               << o.out_dir << " --collect" << std::endl;

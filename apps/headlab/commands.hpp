@@ -12,7 +12,9 @@ struct TrainOptions;
 namespace headlab::cli {
 
 // Trains as the options say; prints progress and the final held-out exact match.
-int run_train(const TrainOptions& options);
+// `config_file`: the --config file given, if any. Without --run-dir, a config file that sits in a
+// run directory (RUN/config.ini) is refused (exit 2): the run would be neither continued nor kept.
+int run_train(const TrainOptions& options, const std::string& config_file = "");
 
 // `headlab eval`: held-out exact match (and per-token accuracy) of a run's checkpoint.
 int run_eval(const std::string& run_dir, std::size_t sequences);

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -13,9 +12,11 @@
 #include <xtensor/xview.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/report/report.hpp"
 #include "headlab/data/text.hpp"
+#include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 
 namespace headlab::cli {
@@ -24,10 +25,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path output_dir(const std::string& out, const std::string& checkpoint, const char* name) {
-  const fs::path dir = out.empty() ? fs::path(checkpoint).parent_path() / name : fs::path(out);
-  fs::create_directories(dir);
-  return dir;
+// The output directory, as a locked run directory that refuses earlier output unless --overwrite.
+fs::path output_path(const std::string& out, const std::string& checkpoint, const char* name) {
+  return out.empty() ? fs::path(checkpoint).parent_path() / name : fs::path(out);
+}
+
+const std::vector<std::string> kHeadsFiles = {"heads.csv",
+                                              "attention_maps.svg",
+                                              "heatmap_entropy.svg",
+                                              "heatmap_sink_mass.svg",
+                                              "heatmap_previous_token.svg",
+                                              "heatmap_induction.svg",
+                                              "heatmap_gate_mean.svg"};
+const std::vector<std::string> kPruneFiles = {"importance.csv", "importance.svg", "prune.csv",
+                                              "prune.md",       "prune.svg",      "prune_loss.svg"};
+
+RunDirSpec output_spec(const char* command, const std::vector<std::string>& files, bool overwrite) {
+  RunDirSpec spec;
+  spec.command = command;
+  spec.dir_flag = "--out";
+  spec.markers = files;
+  spec.outputs = files;
+  spec.existing = overwrite ? ExistingRun::overwrite : ExistingRun::refuse;
+  return spec;
 }
 
 std::string fixed(double v, int digits = 3) {
@@ -99,8 +119,13 @@ std::vector<std::string> labels_of(const IndexArray& row, const Vocabulary* voca
   return out;
 }
 
-// The attention-map picture: one row of panels per site, one panel per head.
-void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& probe, const fs::path& path) {
+// The attention maps' input: the first probe sequence, or --input (checked here, before the
+// output directory is touched).
+struct MapInput {
+  IndexArray source, target;
+};
+
+MapInput attention_input(LoadedModel& m, const HeadsOptions& o, const Probe& probe) {
   IndexArray source, target;
   const TrainOptions& opt = m.options;
   if (o.input.empty()) {
@@ -129,7 +154,14 @@ void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& pr
       throw ValueError("--input: give 1 to " + std::to_string(max_len) + " token ids (the model's length)");
     source = target = row_of(ids);
   }
-  const bool words = opt.task == Task::translate;
+  return {source, target};
+}
+
+// The attention-map picture: one row of panels per site, one panel per head.
+void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const MapInput& input, const fs::path& path) {
+  const IndexArray& source = input.source;
+  const IndexArray& target = input.target;
+  const bool words = m.options.task == Task::translate;
   const std::vector<std::string> src_labels = labels_of(source, words && !o.input.empty() ? &m.src_vocab : nullptr);
   const std::vector<std::string> tgt_labels = labels_of(target, words ? &m.tgt_vocab : nullptr);
   std::vector<AttentionSite> sites = attention_sites(m);
@@ -155,7 +187,7 @@ void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& pr
     grid.row_titles.push_back(sites[s].name);
   }
   grid.cell = source.shape()[1] > 24 || target.shape()[1] > 24 ? 9 : 14;
-  std::ofstream(path) << svg_attention_grid(panels, grid);
+  write_file_atomic(path, svg_attention_grid(panels, grid), "heads");
 }
 
 }  // namespace
@@ -163,14 +195,16 @@ void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const Probe& pr
 int run_heads(const HeadsOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  const MapInput input = attention_input(m, o, probe);  // a bad --input leaves the directory alone
+  const RunDir out(output_path(o.out, o.checkpoint, "heads"), output_spec("heads", kHeadsFiles, o.overwrite));
+  const fs::path& dir = out.path();
   const std::vector<HeadRoles> rows = head_roles(m, probe);
-  const fs::path dir = output_dir(o.out, o.checkpoint, "heads");
   std::vector<AttentionSite> sites = attention_sites(m);
   const bool gated = m.options.gate != GateKind::none;
 
   std::cout << "head roles of " << o.checkpoint << " (" << task_name(m.options.task) << " task, step " << m.step << ") on "
             << o.probe_sequences << " repeated random blocks of " << probe.block << " tokens\n";
-  std::ofstream csv(dir / "heads.csv");
+  std::ostringstream csv;
   csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output\n";
   std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
             << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << (gated ? "   gate" : "")
@@ -189,6 +223,8 @@ int run_heads(const HeadsOptions& o) {
               << (gated ? "  " + fixed(r.gate_mean, 3) : "") << "  " << role << "\n";
   }
 
+  write_file_atomic(dir / "heads.csv", csv.str(), "heads");
+
   // One heatmap per score over (site, head).
   struct Score {
     const char* key;
@@ -205,10 +241,10 @@ int run_heads(const HeadsOptions& o) {
     std::size_t k = 0;  // rows are in site order, heads within
     for (std::size_t s = 0; s < sites.size(); ++s)
       for (std::size_t h = 0; h < sites[s].heads(); ++h) values[s].push_back(rows[k++].*score.field);
-    std::ofstream(dir / ("heatmap_" + std::string(score.key) + ".svg"))
-        << site_heatmap(sites, values, score.title, std::string(score.key) != "entropy");
+    write_file_atomic(dir / ("heatmap_" + std::string(score.key) + ".svg"),
+                      site_heatmap(sites, values, score.title, std::string(score.key) != "entropy"), "heads");
   }
-  write_attention_maps(m, o, probe, dir / "attention_maps.svg");
+  write_attention_maps(m, o, input, dir / "attention_maps.svg");
   std::cout << "wrote " << (dir / "heads.csv").string() << ", attention_maps.svg and heatmap_*.svg in " << dir.string()
             << "\n";
   return 0;
@@ -218,7 +254,8 @@ int run_prune(const PruneOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
   const std::size_t sequences = o.sequences ? o.sequences : (m.options.task == Task::translate ? 0 : 512);
   HeadLabTask task(m, sequences, o.data);
-  const fs::path dir = output_dir(o.out, o.checkpoint, "prune");
+  const RunDir out(output_path(o.out, o.checkpoint, "prune"), output_spec("prune", kPruneFiles, o.overwrite));
+  const fs::path& dir = out.path();
   std::vector<AttentionSite>& sites = task.sites();
   std::size_t total = 0;
   for (const auto& s : sites) total += s.heads();
@@ -229,19 +266,21 @@ int run_prune(const PruneOptions& o) {
   const HeadImportance imp =
       head_importance(sites, full_head_mask(sites), task.batches(), [&](std::size_t i) { return task.batch_loss(i); });
   clear_head_mask(sites);
-  std::ofstream icsv(dir / "importance.csv");
+  std::ostringstream icsv;
   icsv << "site,head,importance_raw,importance_normalised\n";
   for (std::size_t s = 0; s < sites.size(); ++s)
     for (std::size_t h = 0; h < sites[s].heads(); ++h)
       icsv << sites[s].name << "," << h << "," << imp.raw[s][h] << "," << imp.normalised[s][h] << "\n";
-  std::ofstream(dir / "importance.svg")
-      << site_heatmap(sites, imp.normalised, "head importance |dL/dxi|, normalised per module", true);
+  write_file_atomic(dir / "importance.csv", icsv.str(), "prune");
+  write_file_atomic(dir / "importance.svg",
+                    site_heatmap(sites, imp.normalised, "head importance |dL/dxi|, normalised per module", true),
+                    "prune");
 
   const std::vector<PruneStep> ranked = prune_heads(task, true, o.step, o.seed);
   const std::vector<PruneStep> random = prune_heads(task, false, o.step, o.seed);
-  std::ofstream csv(dir / "prune.csv");
+  std::ostringstream csv;
   csv << "order,pruned,fraction,loss,metric,removed\n";
-  std::ofstream md(dir / "prune.md");
+  std::ostringstream md;
   md << "| heads pruned | fraction | loss (importance) | " << task.metric_name() << " (importance) | loss (random) | "
      << task.metric_name() << " (random) |\n|---|---|---|---|---|---|\n";
   std::cout << std::setw(7) << "pruned" << std::setw(10) << "fraction" << std::setw(12) << "loss" << std::setw(12)
@@ -270,6 +309,8 @@ int run_prune(const PruneOptions& o) {
           << fixed(ranked.front().metric, 2) << " to " << fixed(kept.metric, 2) << ").";
   md << "\n" << verdict.str() << "\n";
   std::cout << verdict.str() << "\n";
+  write_file_atomic(dir / "prune.csv", csv.str(), "prune");
+  write_file_atomic(dir / "prune.md", md.str(), "prune");
 
   auto curve = [&](double PruneStep::*field, const std::string& y, const std::string& file) {
     std::vector<ChartSeries> series(2);
@@ -285,7 +326,7 @@ int run_prune(const PruneOptions& o) {
     co.title = y + " against the fraction of heads pruned (no retraining)";
     co.x_label = "fraction of heads pruned";
     co.y_label = y;
-    std::ofstream(dir / file) << svg_line_chart(series, co);
+    write_file_atomic(dir / file, svg_line_chart(series, co), "prune");
   };
   curve(&PruneStep::metric, task.metric_name(), "prune.svg");
   curve(&PruneStep::loss, "evaluation loss", "prune_loss.svg");

@@ -13,9 +13,12 @@ struct HeadsOptions {
   std::size_t block = 0;               // their block T (0 = the model's own / largest that fits, <= 16)
   std::uint64_t seed = 1;              // of the probe
   std::string input;                   // the attention maps' input: ids ("1 4 2 9") or, translate, a sentence
+  bool overwrite = false;              // replace the files of an earlier `heads` in `out`
 };
 // Prints per layer and head the entropy, sink mass, previous-token and induction
-// scores (and mean gate); writes heads.csv, attention_maps.svg and heatmap_<score>.svg.
+// scores (and mean gate); writes heads.csv, attention_maps.svg and heatmap_<score>.svg into
+// `out`, a run directory (headlab/train/run_dir.hpp): locked, refused if it holds them already
+// unless `overwrite`. A failed write is an IOError naming the file; "wrote" follows success only.
 int run_heads(const HeadsOptions& options);
 
 struct PruneOptions {
@@ -25,9 +28,11 @@ struct PruneOptions {
   std::uint64_t seed = 1;          // of the random-order baseline
   std::size_t sequences = 0;       // copy/induction: held-out sequences (0 = 512); translate: pairs (0 = all)
   std::string data;                // translate: the evaluation TSV (default: the run's --valid file)
+  bool overwrite = false;          // replace the files of an earlier `prune` in `out`
 };
 // Importance (Michel et al.), iterative pruning by importance and in random order:
-// prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg.
+// prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg
+// into `out`, with the same rules as run_heads.
 int run_prune(const PruneOptions& options);
 
 }  // namespace headlab::cli

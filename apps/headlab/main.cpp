@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   heads->add_option("--seed", heads_options.seed, "seed of the probe")->check(headlab::cli::whole_number())->capture_default_str();
   heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
                                                     "translate, a source sentence (default: the first probe sequence)");
+  heads->add_flag("--overwrite", heads_options.overwrite, "replace the files of an earlier heads in the output directory");
 
   headlab::cli::PruneOptions prune_options;
   auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
@@ -125,6 +126,7 @@ int main(int argc, char** argv) {
                     "copy/induction: held-out sequences (0 = 512); translate: evaluation pairs (0 = all)")
       ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
   prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
+  prune->add_flag("--overwrite", prune_options.overwrite, "replace the files of an earlier prune in the output directory");
 
   try {
     app.parse(argc, argv);
@@ -176,7 +178,8 @@ int main(int argc, char** argv) {
         std::cout << tr.to_config_ini();
         return 0;
       }
-      return headlab::cli::run_train(tr);  // writes RUN_DIR/config.ini once the run may start there
+      const CLI::Option* config = app.get_config_ptr();
+      return headlab::cli::run_train(tr, config && config->count() ? config->as<std::string>() : "");
     }
     if (*stats) {
       try {

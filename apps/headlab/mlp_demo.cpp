@@ -4,7 +4,6 @@
 //   logits = h W2 + b2    W2 (H, 2), b2 (2)         -> (N, 2)
 //   loss = cross_entropy(logits, labels)
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -46,7 +45,7 @@ int run_mlp_demo(const MlpDemoOptions& opt) {
     const TensorF logits = matmul(h, W2) + c2;
     const TensorF loss = cross_entropy(logits, labels);
     if (step == 1 && !opt.dot_path.empty()) {
-      std::ofstream(opt.dot_path) << to_dot(loss);
+      write_file_atomic(opt.dot_path, to_dot(loss), "mlp-demo --dot");
       std::cout << "wrote the graph of one step to " << opt.dot_path << "\n";
     }
     for (auto* p : params) p->zero_grad();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 
 namespace headlab::cli {
@@ -14,14 +15,32 @@ namespace {
 void on_stop_signal(int) { request_stop(); }  // async-signal-safe: sets a flag the loop checks
 }  // namespace
 
-int run_train(const TrainOptions& options) {
+int run_train(const TrainOptions& options, const std::string& config_file) {
+  if (options.run_dir.empty() && !config_file.empty()) {
+    const std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+    for (const std::string& marker : train_run_dir_spec(false, false).markers) {
+      std::error_code ec;
+      if (!std::filesystem::exists((dir.empty() ? "." : dir) / marker, ec)) continue;
+      const std::string shown = dir.empty() ? "." : dir.string().substr(0, 200);
+      std::cerr << "headlab train: --config " << config_file.substr(0, 200) << " belongs to the run in " << shown
+                << " (it holds " << marker << ") and no --run-dir is given: give --run-dir " << shown
+                << " --resume to continue it, or --run-dir OTHER for a new run\n";
+      return 2;
+    }
+  }
   // Ctrl-C (SIGINT) or SIGTERM: finish the current step, save the checkpoint, exit 130.
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  const TrainResult r = train(options, std::cout);
+  TrainResult r;
+  try {
+    r = train(options, std::cout);
+  } catch (const RunDirRefused& e) {  // the run directory holds a run, or another process holds it
+    std::cerr << "headlab train: " << e.what() << "\n";
+    return 2;
+  }
   if (r.interrupted) {
     std::cout << "interrupted after step " << r.steps_done;
     if (!options.run_dir.empty())

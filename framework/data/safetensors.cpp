@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headlab/core/file_writer.hpp"
+
 namespace headlab {
 
 // The data buffer is little-endian; on a little-endian machine (x86-64,
@@ -220,58 +222,11 @@ std::string serialize_safetensors(const TensorFile& file) {
   return out;
 }
 
-namespace {
-// Makes a finished rename durable: the directory entry itself must reach the
-// disk. Best effort: some file systems do not support fsync on a directory,
-// and by now the new file is already in place.
-void sync_parent_directory(const std::string& path) {
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)::fsync(fd);
-  ::close(fd);
-}
-}  // namespace
-
 void save_safetensors(const std::string& path, const TensorFile& file, const SaveOptions& options) {
   // Everything that can fail for reasons other than I/O happens before the disk is touched.
   const std::string bytes = serialize_safetensors(file);
-  // The pid makes the name unique between processes (two trainers saving the
-  // same path do not write into one temporary file). Two threads of one
-  // process saving the same path at the same time would share it: don't.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_io("save_safetensors", path, "cannot create temporary file " + in_quotes(tmp) + ": " + errno_str());
-
-  std::string reason;  // empty while all goes well
-  const std::size_t limit = std::min(bytes.size(), options.simulate_failure_after_bytes);
-  std::size_t written = 0;
-  while (written < limit) {  // write() may write less than asked: loop
-    const ssize_t n = ::write(fd, bytes.data() + written, limit - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;  // interrupted by a signal before writing: retry
-      reason = "writing " + in_quotes(tmp) + " failed: " + errno_str();
-      break;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (reason.empty() && written < bytes.size())
-    reason = "simulated failure after " + std::to_string(written) + " of " + std::to_string(bytes.size()) +
-             " bytes (SaveOptions::simulate_failure_after_bytes)";
-  // fsync before rename: otherwise a power cut could leave the new name
-  // pointing at a file whose data never reached the disk.
-  if (reason.empty() && ::fsync(fd) != 0) reason = "fsync of " + in_quotes(tmp) + " failed: " + errno_str();
-  if (::close(fd) != 0 && reason.empty()) reason = "closing " + in_quotes(tmp) + " failed: " + errno_str();
-  if (reason.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
-    reason = "renaming " + in_quotes(tmp) + " over it failed: " + errno_str();
-
-  if (!reason.empty()) {
-    ::unlink(tmp.c_str());  // the previous file at `path` was never touched
-    throw_io("save_safetensors", path, reason);
-  }
-  sync_parent_directory(path);
+  // PATH.tmp.PID, fsync, rename, fsync of the directory (headlab/core/file_writer.hpp).
+  write_file_atomic(path, bytes, "save_safetensors", options.simulate_failure_after_bytes);
 }
 
 // ---- Reading --------------------------------------------------------------

@@ -28,7 +28,8 @@ using namespace sweep_text;
 namespace {
 
 // Flags every run gets from the sweep itself; neither a grid key nor a base flag may set them.
-const char* const kSweepOwnedFlags[] = {"--seed", "--run-dir", "--resume", "--progress"};
+// It resumes a run it left (--resume) and clears a failed one before starting it (no --overwrite).
+const char* const kSweepOwnedFlags[] = {"--seed", "--run-dir", "--resume", "--overwrite", "--progress"};
 
 bool is_key_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';

@@ -1,18 +1,18 @@
 // sweep_text.hpp (internal): text helpers the sweep's plan (sweep.cpp) and its summaries
 // (sweep_summary.cpp) share: splitting and joining, numbers as text, CSV and Markdown cells,
-// and the atomic text-file writer.
+// and the text-file writer (atomic and checked).
 #pragma once
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/lab/sweep.hpp"
 
 namespace headlab::sweep_text {
@@ -38,19 +38,10 @@ inline std::string join(const std::vector<std::string>& parts, const std::string
   return out;
 }
 
-// Writes `text` to `path` through a temporary file and a rename: a reader never sees half a file.
+// Writes `text` to `path` through a temporary file, fsync and a rename: a reader never sees half a
+// file; IOError naming the file and the OS reason (headlab/core/file_writer.hpp).
 inline void write_text_file(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IOError("cannot write '" + tmp.string() + "'");
-    out << text;
-    out.flush();
-    if (!out) throw IOError("writing '" + tmp.string() + "' failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw IOError("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+  write_file_atomic(path, text, "ablate");
 }
 
 inline bool is_number(const std::string& text) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -84,19 +85,21 @@ std::string to_json_line(const MetricRow& row) {
   return dump_compact(j);
 }
 
-MetricsWriter::MetricsWriter(const std::filesystem::path& run_dir) : path_(run_dir / "metrics.jsonl") {
+namespace {
+std::filesystem::path created(const std::filesystem::path& run_dir) {
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) throw IOError("MetricsWriter: cannot create directory " + quoted(run_dir) + ": " + ec.message());
-  out_.open(path_, std::ios::out | std::ios::app);  // append: never truncate an earlier run's lines
-  if (!out_.is_open()) throw IOError("MetricsWriter: cannot open " + quoted(path_) + ": " + std::strerror(errno));
+  return run_dir / "metrics.jsonl";
 }
+}  // namespace
 
-void MetricsWriter::append_line(const std::string& line) {
-  out_ << line << '\n';
-  out_.flush();  // each line reaches the file now: a killed run keeps it
-  if (!out_) throw IOError("MetricsWriter: cannot write to " + quoted(path_));
-}
+// Appending: an earlier run's lines are never truncated.
+MetricsWriter::MetricsWriter(const std::filesystem::path& run_dir) : out_(created(run_dir), "MetricsWriter") {}
+
+void MetricsWriter::append_line(const std::string& line) { out_.write(line + '\n'); }
+
+void MetricsWriter::sync() { out_.sync(); }
 
 void MetricsWriter::write(const MetricRow& row) { append_line(to_json_line(row)); }
 

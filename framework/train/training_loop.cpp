@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/anomaly.hpp"
+#include "headlab/core/file_writer.hpp"
+#include "headlab/train/run_dir.hpp"
 
 namespace headlab::detail {
 
@@ -77,14 +79,22 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   const std::string ckpt = run_file(o, "checkpoint.safetensors");
   const std::map<std::string, std::string> extras = task.checkpoint_extras();
 
-  // Start or resume; the run's one config file is written once the options are known to fit.
+  // The run directory, locked until the run ends: refused if it holds a run and neither --resume
+  // nor --overwrite says what to do with it (headlab/train/run_dir.hpp).
+  std::optional<RunDir> run_dir;
+  if (!o.run_dir.empty()) run_dir.emplace(o.run_dir, train_run_dir_spec(o.resume, o.overwrite));
+
+  // Start or resume. Nothing in the run directory changes before the checkpoint is accepted; then
+  // metrics.jsonl is cut back to the checkpoint's step, and the run's one config file is written.
   LoopState state;
-  if (!o.run_dir.empty()) fs::create_directories(o.run_dir);
   if (o.resume) {
     state.train = load_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng);
-    log << "resumed from " << ckpt << " at step " << state.train.step << "\n";
+    const std::size_t dropped = cut_metrics_to_step(run_file(o, "metrics.jsonl"), state.train.step);
+    log << "resumed from " << ckpt << " at step " << state.train.step;
+    if (dropped > 0) log << " (" << dropped << " metrics.jsonl lines after it dropped)";
+    log << "\n";
   }
-  if (!o.run_dir.empty()) std::ofstream(run_file(o, "config.ini")) << o.to_config_ini();
+  if (!o.run_dir.empty()) write_file_atomic(run_file(o, "config.ini"), o.to_config_ini(), "train");
 
   std::unique_ptr<ProgressReporter> progress = make_progress(o, state.train.step);
   std::unique_ptr<MetricsWriter> metrics;
@@ -122,18 +132,23 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
       task.evaluate(state, result, row, eval_log);
       row.set("train_seconds", state.train_seconds);
     }
-    if (metrics) metrics->write(row);
-    if (!ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last))
-      save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
+    const bool save = !ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last);
+    if (metrics) {
+      metrics->write(row);
+      if (state.evaluated_last || save) metrics->sync();  // every line up to a checkpoint's step is durable
+    }
+    if (save) save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
     if (state.interrupted) break;
     if (state.evaluated_last && task.should_stop(state, result)) break;
   }
   if (progress) progress->finish();
   if (!ckpt.empty()) {
+    if (metrics) metrics->sync();
     save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
     std::vector<double> steps(st.losses.size());
     for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
-    std::ofstream(run_file(o, "loss.svg")) << svg_loss_curve(steps, st.losses, task.name() + ": training loss");
+    write_file_atomic(run_file(o, "loss.svg"), svg_loss_curve(steps, st.losses, task.name() + ": training loss"),
+                      "train");
   }
   result.steps_done = st.step;
   result.losses = st.losses;
@@ -160,6 +175,7 @@ void xavier_matrices(Module<float>& model, Generator& gen) {
 
 void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
                    const std::map<std::string, double>& extra) {
+  if (o.run_dir.empty()) return;
   nlohmann::json summary = {{"task", task_name(o.task)},
                             {"steps", r.steps_done},
                             {"train_seconds", r.train_seconds},
@@ -171,7 +187,7 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
   if (o.task == Task::copy) summary["valid_accuracy"] = r.exact_match;
   if (o.task == Task::induction) summary["valid_accuracy"] = r.repeated_accuracy;
   for (const auto& [key, value] : extra) summary[key] = value;
-  std::ofstream(run_file(o, "summary.json")) << summary.dump(2) << "\n";
+  write_file_atomic(run_file(o, "summary.json"), summary.dump(2) + "\n", "train");
 }
 
 AnomalyScope::AnomalyScope(bool on) : previous_(anomaly_detection_enabled()) {

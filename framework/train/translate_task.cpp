@@ -13,13 +13,13 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
 
+#include "headlab/core/file_writer.hpp"
 #include "headlab/data/bleu.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/memory_estimate.hpp"
@@ -319,13 +319,15 @@ class TranslateTask : public detail::TrainingTask {
                           {"greedy", joined(g.hypotheses[i])},
                           {"beam", joined(bs.hypotheses[i])}});
     if (!o_.run_dir.empty()) {
-      std::ofstream ref(detail::run_file(o_, "test.ref.txt")), hg(detail::run_file(o_, "test.greedy.txt")),
-          hb(detail::run_file(o_, "test.beam.txt"));
+      std::string ref, hg, hb;
       for (std::size_t i = 0; i < data_.test_text.size(); ++i) {
-        ref << joined(tokenize(data_.test_text[i].target)) << "\n";
-        hg << joined(g.hypotheses[i]) << "\n";
-        hb << joined(bs.hypotheses[i]) << "\n";
+        ref += joined(tokenize(data_.test_text[i].target)) + "\n";
+        hg += joined(g.hypotheses[i]) + "\n";
+        hb += joined(bs.hypotheses[i]) + "\n";
       }
+      write_file_atomic(detail::run_file(o_, "test.ref.txt"), ref, "train");
+      write_file_atomic(detail::run_file(o_, "test.greedy.txt"), hg, "train");
+      write_file_atomic(detail::run_file(o_, "test.beam.txt"), hb, "train");
     }
     return examples;
   }
@@ -360,7 +362,7 @@ class TranslateTask : public detail::TrainingTask {
                               {"parameters", model_.parameter_count()},
                               {"curve", curve_},
                               {"examples", examples}};
-    std::ofstream(detail::run_file(o_, "summary.json")) << summary.dump(2) << "\n";
+    write_file_atomic(detail::run_file(o_, "summary.json"), summary.dump(2) + "\n", "train");
   }
 
   const TrainOptions& o_;

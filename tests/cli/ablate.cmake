@@ -42,6 +42,9 @@ set_tests_properties(cli.ablate_collect PROPERTIES PASS_REGULAR_EXPRESSION "\\| 
 ablate_expect(cli.ablate_different_sweep_exits_2 2 "holds a different sweep \\(the grid differs: heads=1,2 there, heads=1,2,4 here\\)"
               ${HL} ablate --out ${ABLATE_DIR}/sweep --grid heads=1,2,4 --seeds 1,2 -- ${ABLATE_TRAIN})
 set_tests_properties(cli.ablate_different_sweep_exits_2 PROPERTIES FIXTURES_REQUIRED ablate_sweep)
+# One ablate at a time in the sweep directory: a second is refused while the first holds its lock.
+set_tests_properties(cli.ablate_tiny_sweep cli.ablate_rerun_skips_finished cli.ablate_collect
+                     cli.ablate_different_sweep_exits_2 PROPERTIES RESOURCE_LOCK cli_ablate_sweep_dir)
 
 # --emit-jobs writes one command per run and runs nothing; bash runs them; --collect summarises.
 string(REPLACE SWEEP ${ABLATE_DIR}/jobs two_cells "${ABLATE_TWO_CELLS}")

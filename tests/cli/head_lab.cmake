@@ -6,37 +6,37 @@ set(LAB ${CMAKE_CURRENT_BINARY_DIR}/cli_head_lab)
 
 add_test(NAME cli.train_induction_small
          COMMAND headlab_cli train --task induction --vocab 16 --length 6 --d-model 32 --heads 2 --steps 120
-                 --eval-every 60 --eval-sequences 64 --progress none --run-dir ${LAB}/induction)
+                 --eval-every 60 --eval-sequences 64 --progress none --overwrite --run-dir ${LAB}/induction)
 set_tests_properties(cli.train_induction_small PROPERTIES
                      PASS_REGULAR_EXPRESSION "trained 120 steps.*repeated half [0-9.]+ \\(accuracy"
                      FIXTURES_SETUP lab_induction)
 add_test(NAME cli.train_copy_for_head_lab
          COMMAND headlab_cli train --steps 20 --d-model 16 --heads 2 --ff 32 --layers 1 --eval-every 20
-                 --eval-sequences 32 --progress none --run-dir ${LAB}/copy)
+                 --eval-sequences 32 --progress none --overwrite --run-dir ${LAB}/copy)
 set_tests_properties(cli.train_copy_for_head_lab PROPERTIES FIXTURES_SETUP lab_copy)
 
 # heads: the table names every site, and the CSV, the attention maps and the heatmaps are written.
 add_test(NAME cli.heads_induction
-         COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_heads &&
+         COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_heads --overwrite &&
                         test -s ${LAB}/induction_heads/heads.csv && test -s ${LAB}/induction_heads/attention_maps.svg &&
                         test -s ${LAB}/induction_heads/heatmap_induction.svg && echo FILES-OK" ${HL})
 set_tests_properties(cli.heads_induction PROPERTIES
                      PASS_REGULAR_EXPRESSION "layers.1.self_attn +1 .*FILES-OK" FIXTURES_REQUIRED lab_induction)
 add_test(NAME cli.heads_copy_with_input
-         COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/copy/checkpoint.safetensors --input '1 4 2 9' &&
+         COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/copy/checkpoint.safetensors --input '1 4 2 9' --overwrite &&
                         test -s ${LAB}/copy/heads/attention_maps.svg &&
                         grep -c 'decoder.layers.0.multihead_attn' ${LAB}/copy/heads/heads.csv" ${HL})
 set_tests_properties(cli.heads_copy_with_input PROPERTIES
                      PASS_REGULAR_EXPRESSION "encoder.layers.0.self_attn.*\n2\n$" FIXTURES_REQUIRED lab_copy)
 add_test(NAME cli.heads_translate_sentence
          COMMAND headlab_cli heads --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors
-                 --input "w1 w2 w3" --out ${LAB}/translate_heads)
+                 --input "w1 w2 w3" --out ${LAB}/translate_heads --overwrite)
 set_tests_properties(cli.heads_translate_sentence PROPERTIES
                      PASS_REGULAR_EXPRESSION "decoder.layers.0.multihead_attn" FIXTURES_REQUIRED toy_translate)
 
 # prune: both curves from no head to every head, and the files.
 add_test(NAME cli.prune_induction
-         COMMAND sh -c "\"$0\" prune --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --out ${LAB}/prune &&
+         COMMAND sh -c "\"$0\" prune --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --out ${LAB}/prune --overwrite &&
                         test -s ${LAB}/prune/prune.svg && test -s ${LAB}/prune/importance.svg && grep -c '^random,' ${LAB}/prune/prune.csv" ${HL})
 # 4 heads at 10% a step: 0, 1, 2, 3, 4 pruned -> 5 random rows.
 set_tests_properties(cli.prune_induction PROPERTIES
@@ -44,7 +44,7 @@ set_tests_properties(cli.prune_induction PROPERTIES
                      FIXTURES_REQUIRED lab_induction)
 add_test(NAME cli.prune_translate
          COMMAND headlab_cli prune --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors
-                 --step 0.5 --out ${LAB}/translate_prune)
+                 --step 0.5 --out ${LAB}/translate_prune --overwrite)
 set_tests_properties(cli.prune_translate PROPERTIES PASS_REGULAR_EXPRESSION "metric: BLEU.*of 12 heads"
                      FIXTURES_REQUIRED toy_translate)
 
@@ -61,7 +61,7 @@ set_tests_properties(cli.heads_block_too_long_exits_2 cli.heads_bad_input_token_
 # prune on a copy-task checkpoint, and a sweep over the induction task (the third task ablate runs).
 add_test(NAME cli.prune_copy
          COMMAND headlab_cli prune --checkpoint ${LAB}/copy/checkpoint.safetensors --sequences 64 --step 0.5
-                 --out ${LAB}/copy_prune)
+                 --out ${LAB}/copy_prune --overwrite)
 set_tests_properties(cli.prune_copy PROPERTIES PASS_REGULAR_EXPRESSION "metric: exact match.*of 6 heads"
                      FIXTURES_REQUIRED lab_copy)
 add_test(NAME cli.ablate_induction

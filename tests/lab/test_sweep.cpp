@@ -9,12 +9,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/lab/sweep.hpp"
 #include "test_support.hpp"
 
@@ -26,7 +26,7 @@ namespace {
 
 void write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
+  write_file_atomic(path, text, "test");
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -141,6 +141,7 @@ TEST_CASE("sweep: validate_sweep refuses duplicate keys, seed, conflicts and emp
   CHECK(message(spec_of({"ff_dim=1,2"}, {1}, {"--ff", "8"})).find("--ff") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {1}, {"--seed", "3"})).find("--seeds") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {1}, {"--run-dir", "x"})).find("--run-dir") != std::string::npos);
+  CHECK(message(spec_of({"heads=1,2"}, {1}, {"--overwrite"})).find("the sweep sets --overwrite") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {})).find("--seeds") != std::string::npos);
   CHECK(message(spec_of({"heads=1,2"}, {1, 1})).find("twice") != std::string::npos);
   // A flag without a value takes on / off only.

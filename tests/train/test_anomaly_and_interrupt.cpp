@@ -10,9 +10,11 @@
 #include "headlab/core/anomaly.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/train/trainer.hpp"
+#include "tiny_train_run.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
+using headlab::testing::tiny_copy_run;
 
 namespace {
 std::string message_of(const std::function<void()>& f) {
@@ -64,28 +66,6 @@ TEST_CASE("anomaly detection names the backward op whose gradient is not finite"
   CHECK(msg.find("[2]") != std::string::npos);
   CHECK(!anomaly_detection_enabled());  // the guard restored the setting
 }
-
-namespace {
-TrainOptions tiny_copy_run(const fs::path& dir, std::size_t steps) {
-  TrainOptions o;
-  o.d_model = 16;
-  o.heads = 2;
-  o.ff_dim = 32;
-  o.layers = 1;
-  o.vocab = 7;
-  o.length = 5;
-  o.batch = 4;
-  o.dropout = 0.1;
-  o.steps = steps;
-  o.warmup = 4;
-  o.eval_every = 1000;
-  o.eval_sequences = 8;
-  o.stop_at_perfect = false;
-  o.progress = "none";
-  o.run_dir = dir.string();
-  return o;
-}
-}  // namespace
 
 TEST_CASE("a stop request ends training after the current step, saves the checkpoint, and resume is exact") {
   const fs::path base = fs::temp_directory_path() / "headlab_test_interrupt";

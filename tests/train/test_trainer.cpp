@@ -12,10 +12,12 @@
 #include "headlab/models/transformer.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "tiny_train_run.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
+using headlab::testing::tiny_copy_run;
 
 namespace {
 
@@ -28,26 +30,6 @@ TransformerConfig tiny_config() {
   c.attention.num_heads = 2;
   c.src_vocab = c.tgt_vocab = 7;
   return c;
-}
-
-TrainOptions tiny_run(const fs::path& dir, std::size_t steps) {
-  TrainOptions o;
-  o.d_model = 16;
-  o.heads = 2;
-  o.ff_dim = 32;
-  o.layers = 1;
-  o.vocab = 7;
-  o.length = 5;
-  o.batch = 4;
-  o.dropout = 0.1;  // exercises the dropout generator across the resume
-  o.steps = steps;
-  o.warmup = 4;
-  o.eval_every = 1000;
-  o.eval_sequences = 8;
-  o.stop_at_perfect = false;
-  o.progress = "none";
-  o.run_dir = dir.string();
-  return o;
 }
 
 }  // namespace
@@ -142,11 +124,11 @@ TEST_CASE("trainer: options survive to_text / from_text, and bad text names the 
 TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and N more (bit for bit)") {
   TempDir a("straight"), b("resumed");
   std::ostringstream log;
-  const TrainResult straight = train(tiny_run(a.path, 8), log);
+  const TrainResult straight = train(tiny_copy_run(a.path, 8), log);
   REQUIRE(straight.losses.size() == 8);
-  const TrainResult first = train(tiny_run(b.path, 4), log);
+  const TrainResult first = train(tiny_copy_run(b.path, 4), log);
   CHECK(first.losses.size() == 4);
-  TrainOptions more = tiny_run(b.path, 8);
+  TrainOptions more = tiny_copy_run(b.path, 8);
   more.resume = true;
   const TrainResult resumed = train(more, log);
   REQUIRE(resumed.losses.size() == 8);
@@ -166,17 +148,17 @@ TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and 
 TEST_CASE("trainer: a corrupt or mismatched checkpoint is refused with a clear error") {
   TempDir d("corrupt");
   std::ostringstream log;
-  train(tiny_run(d.path, 2), log);
+  train(tiny_copy_run(d.path, 2), log);
   const fs::path ckpt = d.path / "checkpoint.safetensors";
   REQUIRE(fs::exists(ckpt));
 
-  TrainOptions other = tiny_run(d.path, 4);
+  TrainOptions other = tiny_copy_run(d.path, 4);
   other.resume = true;
   other.ff_dim = 48;  // a different model
   CHECK_THROWS_WITH_AS(train(other, log), doctest::Contains("different options"), ValueError);
 
   fs::resize_file(ckpt, fs::file_size(ckpt) / 2);  // truncated
-  TrainOptions again = tiny_run(d.path, 4);
+  TrainOptions again = tiny_copy_run(d.path, 4);
   again.resume = true;
   bool threw = false;
   try {
@@ -246,7 +228,7 @@ TEST_CASE("tied embeddings: one tensor under three names, counted once, trained 
 TEST_CASE("trainer: --tiled-attention trains the same model to float rounding") {
   TempDir a("composed"), b("tiled");
   std::ostringstream log;
-  TrainOptions composed = tiny_run(a.path, 6);
+  TrainOptions composed = tiny_copy_run(a.path, 6);
   composed.dropout = 0.0;  // attention dropout would send every module back to the composed path
   TrainOptions tiled = composed;
   tiled.run_dir = b.path.string();

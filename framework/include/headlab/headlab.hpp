@@ -4,6 +4,7 @@
 // core: tensors, autograd, errors, random numbers, gradcheck, graphs, anomaly detection, runtime settings
 #include "headlab/core/anomaly.hpp"
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/core/gradcheck.hpp"
 #include "headlab/core/graphviz.hpp"
 #include "headlab/core/random.hpp"
@@ -31,6 +32,7 @@
 // train: options, checkpoints, the training loops, decoding
 #include "headlab/train/decoding.hpp"
 #include "headlab/train/memory_estimate.hpp"
+#include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 // lab: head scores, importance, pruning, sweeps
 #include "headlab/lab/heads.hpp"

@@ -18,13 +18,14 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "headlab/core/file_writer.hpp"
 
 namespace headlab {
 
@@ -63,25 +64,27 @@ struct MetricRow {
 // The compact one-line JSON text of a row: {"step":120,"loss":1.234}
 std::string to_json_line(const MetricRow& row);
 
-// Appends rows to <run_dir>/metrics.jsonl, one JSON object per line, flushed
-// after every line: a run that is killed keeps every line it wrote. The
-// directory is created if missing; an existing file is appended to, never
-// truncated (a resumed run continues its log).
+// Appends rows to <run_dir>/metrics.jsonl, one JSON object per line, each line written whole
+// (headlab/core/file_writer.hpp's AppendFile): a run that is killed keeps every line it wrote,
+// and a failed write leaves no half line. sync() makes the lines so far durable (fsync); the
+// trainer calls it at every evaluation and before every checkpoint save. The directory is
+// created if missing; an existing file is appended to, never truncated (a resumed run continues
+// its log, cut back to its checkpoint first: headlab/train/run_dir.hpp).
 class MetricsWriter {
  public:
   explicit MetricsWriter(const std::filesystem::path& run_dir);  // IOError if it cannot open
 
-  void write(const MetricRow& row);  // IOError if the write fails
+  void write(const MetricRow& row);  // IOError naming the file and the OS reason if the write fails
   // Appends JSON text that must be one JSON object (ValueError otherwise),
   // re-written compactly on one line: write_json(R"({"step": 3, "acc": [1, 2]})").
   void write_json(std::string_view object_text);
+  void sync();  // IOError if fsync fails
 
-  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& path() const { return out_.path(); }
 
  private:
   void append_line(const std::string& line);
-  std::filesystem::path path_;
-  std::ofstream out_;
+  AppendFile out_;
 };
 
 // Reads a metrics.jsonl file: one row per non-blank line, in file order.

@@ -123,6 +123,8 @@ class OptionError : public ValueError {
     "write config.ini, metrics.jsonl, checkpoint.safetensors and summary.json here")                              \
   X(bool,          resume,          "resume",          false,    false,     false,    false, kAllTasks,             \
     "continue from RUN_DIR/checkpoint.safetensors")                                                               \
+  X(bool,          overwrite,       "overwrite",       false,    false,     false,    false, kAllTasks,             \
+    "replace the run in RUN_DIR (removes only the files train writes there)")                                     \
   X(std::string,   progress,        "progress",        "auto",   "auto",    "auto",   false, kAllTasks,             \
     "progress output: auto, bar, lines or none")                                                                  \
   X(bool,          detect_anomaly,  "detect-anomaly",  false,    false,     false,    false, kAllTasks,             \

@@ -1,0 +1,141 @@
+// file_writer.cpp: checked, atomic and append-only file writes (headlab/core/file_writer.hpp).
+#include "headlab/core/file_writer.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "headlab/core/errors.hpp"
+
+namespace headlab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string os_reason() { return std::strerror(errno); }
+
+[[noreturn]] void throw_io(const std::string& who, const fs::path& path, const std::string& reason) {
+  throw IOError(who + ": " + quoted(path) + ": " + reason);
+}
+
+// Writes all of `bytes` to fd (write() may write less than asked, or be interrupted: loop).
+// Returns "" or the reason it failed.
+std::string write_all(int fd, const char* data, std::size_t size, const fs::path& shown) {
+  std::size_t written = 0;
+  while (written < size) {
+    const ssize_t n = ::write(fd, data + written, size - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return "writing " + quoted(shown) + " failed: " + (n < 0 ? os_reason() : "no progress");
+    written += static_cast<std::size_t>(n);
+  }
+  return "";
+}
+
+// Makes a finished rename durable: the directory entry itself must reach the disk. Best effort:
+// some file systems cannot fsync a directory, and by now the new file is in place.
+void sync_directory_of(const fs::path& path) {
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+// The PID of a name "X.tmp.PID", or 0 when the name does not end that way.
+pid_t temp_file_pid(const std::string& name) {
+  const std::size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos || at == 0) return 0;
+  const std::string digits = name.substr(at + 5);
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    return 0;
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+fs::path temp_path_for(const fs::path& path) { return path.string() + ".tmp." + std::to_string(::getpid()); }
+
+void write_file_atomic(const fs::path& path, std::string_view bytes, const std::string& who,
+                       std::size_t simulate_failure_after_bytes) {
+  // The pid makes the name unique between processes: two writers of one path never share it.
+  const fs::path tmp = temp_path_for(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_io(who, path, "cannot create temporary file " + quoted(tmp) + ": " + os_reason());
+
+  const std::size_t limit = std::min(bytes.size(), simulate_failure_after_bytes);
+  std::string reason = write_all(fd, bytes.data(), limit, tmp);
+  if (reason.empty() && limit < bytes.size())
+    reason = "simulated failure after " + std::to_string(limit) + " of " + std::to_string(bytes.size()) +
+             " bytes (test hook)";
+  // fsync before rename: otherwise a power cut could leave the new name on a file whose data
+  // never reached the disk.
+  if (reason.empty() && ::fsync(fd) != 0) reason = "fsync of " + quoted(tmp) + " failed: " + os_reason();
+  if (::close(fd) != 0 && reason.empty()) reason = "closing " + quoted(tmp) + " failed: " + os_reason();
+  if (reason.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    reason = "renaming " + quoted(tmp) + " over it failed: " + os_reason();
+  if (!reason.empty()) {
+    ::unlink(tmp.c_str());  // the old file at `path` was never touched
+    throw_io(who, path, reason);
+  }
+  sync_directory_of(path);
+}
+
+// ---- AppendFile ----------------------------------------------------------------------------------
+
+AppendFile::AppendFile(fs::path path, std::string who) : path_(std::move(path)), who_(std::move(who)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_io(who_, path_, "cannot open for appending: " + os_reason());
+}
+
+AppendFile::AppendFile(AppendFile&& other) noexcept
+    : path_(std::move(other.path_)), who_(std::move(other.who_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+AppendFile::~AppendFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void AppendFile::write(std::string_view bytes) {
+  struct stat before {};
+  const bool known = ::fstat(fd_, &before) == 0;
+  const std::string reason = write_all(fd_, bytes.data(), bytes.size(), path_);
+  if (reason.empty()) return;
+  // Cut off what part of the record did reach the file: the file keeps whole records only.
+  if (known) (void)::ftruncate(fd_, before.st_size);
+  throw_io(who_, path_, reason);
+}
+
+void AppendFile::sync() {
+  if (::fsync(fd_) != 0) throw_io(who_, path_, "fsync failed: " + os_reason());
+}
+
+// ---- Stale temporary files ------------------------------------------------------------------------
+
+std::size_t remove_stale_temp_files(const fs::path& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  std::size_t removed = 0;
+  for (; !ec && it != end; it.increment(ec)) {
+    const pid_t pid = temp_file_pid(it->path().filename().string());
+    if (pid <= 0 || process_alive(pid)) continue;
+    std::error_code kind;
+    if (!it->is_regular_file(kind)) continue;
+    if (fs::remove(it->path(), kind)) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace headlab

@@ -1,0 +1,64 @@
+// headlab/core/file_writer.hpp: every file headlab writes goes through here, and every write is
+// checked, so that a full disk or a kill never leaves a half-written file behind a "wrote" message.
+//
+//   write_file_atomic(path, bytes, who)  the whole file at once: PATH.tmp.PID is written, fsynced,
+//                                        closed and renamed over PATH, then the directory is fsynced.
+//                                        A reader sees the old file or the new one, never a mix.
+//   AppendFile                           a file that grows (metrics.jsonl): each write is all or
+//                                        nothing, sync() makes what was written durable (fsync)
+//   remove_stale_temp_files(dir)         removes the PATH.tmp.PID files of processes that no longer
+//                                        live (a kill -9 during a write leaves one)
+//
+// Errors: IOError "WHO: 'PATH': REASON", REASON ending in the OS's words (strerror):
+//   "heads: 'out/heads.csv': writing 'out/heads.csv.tmp.4242' failed: File too large"
+// After a failed write_file_atomic the old PATH is untouched and the temporary file is gone.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace headlab {
+
+// Test hook of write_file_atomic: write only this many bytes, then fail as a full disk would.
+constexpr std::size_t kNoSimulatedFailure = std::numeric_limits<std::size_t>::max();
+
+// Replaces `path` by `bytes` atomically and durably (see above). `who` names the caller in errors
+// ("save_safetensors", "heads"). One process must not write the same path from two threads at once
+// (they would share PATH.tmp.PID).
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes, const std::string& who,
+                       std::size_t simulate_failure_after_bytes = kNoSimulatedFailure);
+
+// A file opened for appending (created if missing, never truncated). write() appends all of its
+// bytes or throws IOError; a failed write is cut off again where it can be, so the file never ends
+// in half a record. Data reaches the page cache at once (a killed process keeps it); sync() fsyncs
+// it to the disk (a power cut keeps it).
+class AppendFile {
+ public:
+  AppendFile(std::filesystem::path path, std::string who);  // IOError if it cannot be opened
+  ~AppendFile();
+  AppendFile(AppendFile&& other) noexcept;
+  AppendFile& operator=(AppendFile&&) = delete;
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  void write(std::string_view bytes);
+  void sync();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::string who_;
+  int fd_ = -1;
+};
+
+// Removes every regular file in `dir` named NAME.tmp.PID whose PID is not a live process; returns
+// how many. A missing directory has none.
+std::size_t remove_stale_temp_files(const std::filesystem::path& dir);
+
+// "PATH.tmp.PID" for this process: the temporary name write_file_atomic uses.
+std::filesystem::path temp_path_for(const std::filesystem::path& path);
+
+}  // namespace headlab

@@ -1,0 +1,34 @@
+// tiny_train_run.hpp: the tiny copy-task run (a few steps, a second each) the training tests share.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+
+#include "headlab/train/trainer.hpp"
+
+namespace headlab::testing {
+
+// d_model 16, 2 heads, ff 32, one layer, vocab 7, length 5, batch 4, `steps` steps into `dir`,
+// no evaluation before the end, no early stop, no progress output. Dropout 0.1 exercises the
+// dropout generator across a resume.
+inline TrainOptions tiny_copy_run(const std::filesystem::path& dir, std::size_t steps) {
+  TrainOptions o;
+  o.d_model = 16;
+  o.heads = 2;
+  o.ff_dim = 32;
+  o.layers = 1;
+  o.vocab = 7;
+  o.length = 5;
+  o.batch = 4;
+  o.dropout = 0.1;
+  o.steps = steps;
+  o.warmup = 4;
+  o.eval_every = 1000;
+  o.eval_sequences = 8;
+  o.stop_at_perfect = false;
+  o.progress = "none";
+  o.run_dir = dir.string();
+  return o;
+}
+
+}  // namespace headlab::testing

@@ -1,0 +1,213 @@
+// The run directory (headlab/train/run_dir.hpp): refusing, resuming and overwriting a run, the
+// lock (a second holder is refused with the first one's pid, and a killed holder never blocks), stale
+// temporary files, and metrics.jsonl cut back to the checkpoint on resume.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "headlab/core/file_writer.hpp"
+#include "headlab/report/metrics.hpp"
+#include "headlab/train/run_dir.hpp"
+#include "headlab/train/trainer.hpp"
+#include "child_process.hpp"
+#include "read_bytes.hpp"
+#include "test_support.hpp"
+#include "tiny_train_run.hpp"
+
+using namespace headlab;
+namespace fs = std::filesystem;
+using headlab::testing::Child;
+using headlab::testing::fork_child;
+using headlab::testing::read_bytes;
+using headlab::testing::TempDir;
+using headlab::testing::tiny_copy_run;
+
+namespace {
+
+// Every file of a directory and its bytes.
+std::map<std::string, std::string> contents(const TempDir& dir) {
+  std::map<std::string, std::string> files;
+  for (const std::string& name : dir.listing()) files[name] = read_bytes(dir.path / name);
+  return files;
+}
+
+RunDirSpec heads_like(ExistingRun existing) {
+  RunDirSpec spec;
+  spec.command = "heads";
+  spec.dir_flag = "--out";
+  spec.markers = spec.outputs = {"heads.csv", "attention_maps.svg"};
+  spec.existing = existing;
+  return spec;
+}
+
+std::string refusal_of(const fs::path& dir, const RunDirSpec& spec) {
+  try {
+    RunDir again(dir, spec);
+  } catch (const RunDirRefused& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The pid of a process that has ended.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+// A child process holding `dir` until it is killed; returns its pid once it holds it.
+pid_t hold_in_child(const fs::path& dir) {
+  const Child child = fork_child([&](int to_parent) {
+    RunDir held(dir, heads_like(ExistingRun::reuse));
+    (void)!::write(to_parent, "y", 1);
+    for (;;) ::pause();
+  });
+  char c = 0;
+  CHECK(::read(child.from_child, &c, 1) == 1);
+  ::close(child.from_child);
+  return child.pid;
+}
+
+
+}  // namespace
+
+TEST_CASE("RunDir: a directory holding the command's output is refused and left as it was") {
+  TempDir dir("rundir_refuse");
+  dir.write("heads.csv", "site,head\n");
+  dir.write("notes.txt", "mine");
+  dir.write("heads.csv.tmp." + std::to_string(dead_pid()), "a dead writer's");  // kept: the command is refused
+  const auto before = contents(dir);
+  const std::string why = refusal_of(dir.path, heads_like(ExistingRun::refuse));
+  CAPTURE(why);
+  CHECK(why.find("already holds a run (heads.csv)") != std::string::npos);
+  CHECK(why.find("--overwrite") != std::string::npos);
+  CHECK(why.find("another --out") != std::string::npos);
+  CHECK(why.find("--resume") == std::string::npos);  // heads cannot resume
+  CHECK(contents(dir) == before);                     // no .lock left either
+
+  const RunDirSpec train = train_run_dir_spec(false, false);
+  dir.write("checkpoint.safetensors", "x");
+  CHECK(refusal_of(dir.path, train).find("give --resume to continue it or --overwrite to replace it") !=
+        std::string::npos);
+  CHECK_THROWS_AS(train_run_dir_spec(true, true), RunDirRefused);
+}
+
+TEST_CASE("RunDir: resume keeps the run, overwrite removes the command's files and nothing else") {
+  TempDir dir("rundir_overwrite");
+  dir.write("heads.csv", "old");
+  dir.write("notes.txt", "mine");
+  {
+    RunDir kept(dir.path, heads_like(ExistingRun::resume));
+    CHECK(kept.held_run());
+    CHECK(fs::exists(dir.path / ".lock"));
+  }
+  CHECK(fs::exists(dir.path / "heads.csv"));
+  CHECK_FALSE(fs::exists(dir.path / ".lock"));  // removed with the RunDir
+  {
+    RunDir replaced(dir.path, heads_like(ExistingRun::overwrite));
+    CHECK(replaced.held_run());
+  }
+  CHECK(dir.listing() == std::vector<std::string>{"notes.txt"});
+  RunDir fresh(dir.path / "new" / "run", heads_like(ExistingRun::refuse));  // created, nothing to refuse
+  CHECK_FALSE(fresh.held_run());
+  CHECK(fs::is_directory(dir.path / "new" / "run"));
+}
+
+TEST_CASE("RunDir: a second holder is refused with the first one's pid, and a killed holder never blocks") {
+  TempDir dir("rundir_lock");
+  {
+    RunDir first(dir.path, heads_like(ExistingRun::reuse));
+    const std::string why = refusal_of(dir.path, heads_like(ExistingRun::reuse));
+    CAPTURE(why);
+    CHECK(why.find("is in use by process " + std::to_string(::getpid())) != std::string::npos);
+  }
+  const pid_t child = hold_in_child(dir.path);
+  const std::string why = refusal_of(dir.path, heads_like(ExistingRun::reuse));
+  CHECK(why.find("is in use by process " + std::to_string(child)) != std::string::npos);
+  ::kill(child, SIGKILL);  // dies holding the lock: .lock stays, with a dead pid in it
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(fs::exists(dir.path / ".lock"));
+  RunDir after(dir.path, heads_like(ExistingRun::reuse));  // flock died with its holder
+  CHECK(read_bytes(dir.path / ".lock") == std::to_string(::getpid()) + "\n");
+}
+
+TEST_CASE("RunDir: temporary files of dead processes are removed when it is opened") {
+  TempDir dir("rundir_stale");
+  dir.write("checkpoint.safetensors.tmp." + std::to_string(dead_pid()), "half a checkpoint");
+  dir.write("summary.json.tmp." + std::to_string(::getpid()), "ours, still being written");
+  RunDir opened(dir.path, heads_like(ExistingRun::refuse));
+  CHECK(dir.listing() == std::vector<std::string>{".lock", "summary.json.tmp." + std::to_string(::getpid())});
+}
+
+TEST_CASE("cut_metrics_to_step: lines after the checkpoint and a torn last line go, the rest stays") {
+  TempDir dir("metrics_cut");
+  const fs::path file = dir.path / "metrics.jsonl";
+  std::string whole;
+  for (int s = 1; s <= 6; ++s) whole += "{\"step\":" + std::to_string(s) + ",\"loss\":1.5}\n";
+  dir.write("metrics.jsonl", whole + "{\"step\":7,\"lo");  // killed mid-line
+  CHECK(cut_metrics_to_step(file, 4) == 3);
+  const auto rows = read_metrics(file);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows.back().number("step") == 4);
+  CHECK_FALSE(fs::exists(dir.path / ("metrics.jsonl.tmp." + std::to_string(::getpid()))));
+
+  CHECK(cut_metrics_to_step(file, 4) == 0);  // nothing to drop: not rewritten
+  dir.write("metrics.jsonl", whole + "{\"step\":7,\"loss\":\n");  // a complete but broken last line
+  CHECK(cut_metrics_to_step(file, 10) == 1);
+  CHECK(read_bytes(file) == whole);
+  dir.write("metrics.jsonl", "{\"step\":1}\nnot json\n{\"step\":2}\n");  // broken in the middle: refused
+  CHECK_THROWS_WITH_AS(cut_metrics_to_step(file, 5), doctest::Contains("metrics.jsonl':2: not a JSON object"),
+                       FormatError);
+  CHECK(cut_metrics_to_step(dir.path / "none.jsonl", 3) == 0);
+}
+
+TEST_CASE("train: a resume after a kill logs every step once (lines after the checkpoint, a torn line dropped)") {
+  TempDir dir("rundir_resume");
+  std::ostringstream log;
+  train(tiny_copy_run(dir.path, 4), log);  // checkpoint at step 4
+  {
+    AppendFile more(dir.path / "metrics.jsonl", "test");  // what a killed run leaves after its last save
+    more.write("{\"step\":5,\"loss\":1}\n{\"step\":6,\"loss\":1}\n{\"step\":7,");
+  }
+  TrainOptions resume = tiny_copy_run(dir.path, 8);
+  resume.resume = true;
+  train(resume, log);
+  const auto rows = read_metrics(dir.path / "metrics.jsonl");
+  REQUIRE(rows.size() == 8);
+  for (std::size_t i = 0; i < rows.size(); ++i) CHECK(rows[i].number("step") == double(i + 1));
+}
+
+TEST_CASE("train: a finished run is refused without --resume or --overwrite, byte for byte untouched") {
+  TempDir dir("rundir_train_refuse");
+  std::ostringstream log;
+  train(tiny_copy_run(dir.path, 3), log);
+  dir.write("notes.txt", "mine");
+  const auto before = contents(dir);
+  CHECK_THROWS_WITH_AS(train(tiny_copy_run(dir.path, 2), log), doctest::Contains("already holds a run"), RunDirRefused);
+  CHECK(contents(dir) == before);
+
+  TrainOptions refused = tiny_copy_run(dir.path, 6);  // a resume refused for other options changes nothing either
+  refused.resume = true;
+  refused.ff_dim = 48;
+  CHECK_THROWS_AS(train(refused, log), ValueError);
+  CHECK(contents(dir) == before);
+
+  TrainOptions again = tiny_copy_run(dir.path, 2);
+  again.overwrite = true;
+  CHECK(train(again, log).steps_done == 2);
+  CHECK(read_metrics(dir.path / "metrics.jsonl").size() == 2);  // the old run's lines are gone
+  CHECK(read_bytes(dir.path / "notes.txt") == "mine");
+  CHECK(again.to_config_ini().find("overwrite") == std::string::npos);  // not a stored option
+}
