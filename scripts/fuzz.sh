@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the `fuzz` preset (clang, libFuzzer + ASan + UBSan) and runs every fuzz target.
 #
-#   scripts/fuzz.sh [SECONDS] [JOBS]      SECONDS per target (default 20), JOBS targets at a time (default 1)
+#   scripts/fuzz.sh [SECONDS] [JOBS] [TARGET...]   SECONDS per target (default 20), JOBS targets at a
+#                                                  time (default 1), the TARGETs named (default: all)
 #
 # Each target starts from a copy of its committed seed corpus (fuzz/corpus/<target>/) in a
 # temporary directory, so a run never grows the committed corpus. Inputs longer than 64 KiB are
@@ -16,7 +17,8 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-20}
 jobs=${2:-1}
-targets=(fuzz_safetensors fuzz_train_options fuzz_vocabulary fuzz_tsv fuzz_cli_config)
+targets=(fuzz_safetensors fuzz_train_options fuzz_vocabulary fuzz_tsv fuzz_cli_config fuzz_run_dir)
+if (( $# > 2 )); then targets=("${@:3}"); fi
 
 cmake --preset fuzz > /dev/null
 cmake --build --preset fuzz

@@ -178,8 +178,7 @@ int main(int argc, char** argv) {
         std::cout << tr.to_config_ini();
         return 0;
       }
-      const CLI::Option* config = app.get_config_ptr();
-      return headlab::cli::run_train(tr, config && config->count() ? config->as<std::string>() : "");
+      return headlab::cli::run_train(tr, *train_command.config_path);
     }
     if (*stats) {
       try {

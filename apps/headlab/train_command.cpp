@@ -37,7 +37,9 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
   TrainResult r;
   try {
     r = train(options, std::cout);
-  } catch (const RunDirRefused& e) {  // the run directory holds a run, or another process holds it
+  } catch (const ValueError& e) {
+    // The run directory holds a run or another process holds it (RunDirRefused), or --resume was
+    // given other options than the checkpoint's: a usage error. A bad file is a FormatError (exit 1).
     std::cerr << "headlab train: " << e.what() << "\n";
     return 2;
   }

@@ -27,6 +27,8 @@ struct TrainCommand {
   std::function<void()> resolve;
   // --print-config: print the resolved options as a config file and exit without training.
   std::shared_ptr<bool> print_config;
+  // --config FILE as given ("" when none): run_train refuses a run's own config.ini without --run-dir.
+  std::shared_ptr<std::string> config_path;
 };
 
 // " [default: 64]" or " [default: copy 64, translate 128, induction 64]", and which tasks read it.
@@ -102,6 +104,7 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
   }
   TrainCommand command;
   command.app = train;
+  command.config_path = config_path;
   command.print_config = std::make_shared<bool>(false);
   train->add_flag("--print-config", *command.print_config,
                   "print the options as resolved for the task, in the config.ini format, and exit without training");

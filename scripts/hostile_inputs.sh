@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# scripts/hostile_inputs.sh [BUILD_DIR]: the command line against bad input and faults, as a
+# careful user and an attacker would try it. Run by ctest (cli.hostile_inputs) and by hand.
+#
+# Every case gives the command, the exit status it must end with (2: a usage error or a bad value,
+# 1: a file that cannot be used or a run that failed; README "Conventions") and a pattern its output
+# must contain. Every case must also:
+#   - end within 30 s (a hang or a long allocation is a failure),
+#   - print no line longer than 400 bytes (a hostile value is quoted clipped, not echoed whole),
+#   - show no crash: no "bad_alloc", "terminate called", sanitizer report or signal exit status,
+#   - and, where it names a run directory that holds a run, leave every file there byte-identical.
+# Prints one line per case and "N cases, N handled"; exits 1 if any case was not handled.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+build=${1:-build/release}
+hl=$(cd "$build" && pwd)/apps/headlab
+[ -x "$hl" ] || { echo "hostile_inputs: $hl not found; build first"; exit 2; }
+export OPENBLAS_NUM_THREADS=1
+repo=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2  # a command that wrongly starts training writes its default run dir here
+total=0
+handled=0
+failed=()
+
+# The state of a run directory: one line "sha256 name" per file.
+dir_state() { (cd "$1" && find . -type f ! -name '.lock' -print0 | sort -z | xargs -0 -r sha256sum); }
+
+# check NAME STATUS PATTERN [--keeps DIR] -- COMMAND...: runs one case (see the header).
+check() {
+  local name=$1 want=$2 pattern=$3 keeps="" before="" out=$tmp/out.txt status why=""
+  shift 3
+  if [ "$1" = --keeps ]; then keeps=$2; shift 2; fi
+  [ "$1" = -- ] && shift
+  [ -n "$keeps" ] && before=$(dir_state "$keeps")
+  # At most 8 GB of address space: a missing memory check fails fast instead of exhausting the machine.
+  (ulimit -v 8000000; exec timeout 30 "$@") > "$out" 2>&1 < /dev/null
+  status=$?
+  total=$((total + 1))
+  if [ "$status" -eq 124 ]; then why="did not end within 30 s"
+  elif [ "$status" -ne "$want" ]; then why="exit status $status, expected $want"
+  elif ! grep -Eq -- "$pattern" "$out"; then why="output does not match /$pattern/"
+  elif grep -Eq 'bad_alloc|terminate called|AddressSanitizer|runtime error:|Segmentation' "$out"; then why="crash text in the output"
+  elif [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$out")" -gt 400 ]; then why="a line longer than 400 bytes"
+  elif [ -n "$keeps" ] && [ "$(dir_state "$keeps")" != "$before" ]; then why="changed files in $keeps"
+  fi
+  if [ -z "$why" ]; then
+    handled=$((handled + 1))
+    printf '  ok    %s\n' "$name"
+  else
+    printf '  FAIL  %s: %s\n' "$name" "$why"
+    head -c 600 "$out" | sed 's/^/        | /'
+    echo
+    failed+=("$name")
+  fi
+}
+
+# A safetensors file changed in Python: craft SRC DST EDIT [ARG]. EDIT is one of
+#   nan            every float of the first model tensor becomes NaN
+#   option K=V     the metadata's options text gets K = V
+#   meta K=V       a metadata entry K is set to V
+#   header-size N  the 8-byte header length becomes N
+#   grow N         N zero bytes are appended (a file larger than its header says)
+craft() {
+  python3 - "$@" <<'EOF'
+import json, re, struct, sys
+src, dst, edit = sys.argv[1], sys.argv[2], sys.argv[3]
+arg = sys.argv[4] if len(sys.argv) > 4 else ""
+data = bytearray(open(src, "rb").read())
+n = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + n])
+body = data[8 + n:]
+if edit == "nan":
+    name = next(k for k in header if k.startswith("model."))
+    a, b = header[name]["data_offsets"]
+    body[a:b] = struct.pack("<f", float("nan")) * ((b - a) // 4)
+elif edit == "option":
+    key, value = arg.split("=", 1)
+    text = header["__metadata__"]["options"]
+    text = re.sub(r"(?m)^%s = .*$" % re.escape(key), "%s = %s" % (key, value), text)
+    header["__metadata__"]["options"] = text
+elif edit == "meta":
+    key, value = arg.split("=", 1)
+    header["__metadata__"][key] = value
+if edit in ("nan", "option", "meta"):
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    data = struct.pack("<Q", len(h)) + h + body
+elif edit == "header-size":
+    data[:8] = struct.pack("<Q", int(arg))
+elif edit == "grow":
+    data += b"\0" * int(arg)
+open(dst, "wb").write(bytes(data))
+EOF
+}
+
+echo "== fixtures: tiny finished runs of each task"
+small="--d-model 16 --heads 2 --ff 32 --layers 1 --batch 4 --progress none"
+"$hl" train --task copy $small --steps 20 --eval-every 20 --eval-sequences 4 --run-dir "$tmp/copy" > /dev/null || exit 1
+head -n 300 "$repo"/datasets/de-en/small/train.tsv > "$tmp/train.tsv"
+head -n 20 "$repo"/datasets/de-en/small/valid.tsv > "$tmp/valid.tsv"
+"$hl" train --task translate $small --steps 10 --eval-every 10 --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" \
+  --run-dir "$tmp/translate" > /dev/null || exit 1
+"$hl" train --task induction $small --steps 10 --eval-every 10 --run-dir "$tmp/induction" > /dev/null || exit 1
+ckpt=$tmp/copy/checkpoint.safetensors
+long=$(head -c 100000 /dev/zero | tr '\0' 'x')  # a 100 kB value (one argument may hold 128 kB)
+
+echo "== train: numbers, booleans and values out of range"
+check steps_negative 2 "--steps" -- "$hl" train --steps -5
+check steps_1e20 2 "--steps" -- "$hl" train --steps 1e20
+check steps_huge_integer 2 "--steps" -- "$hl" train --steps 99999999999999999999999
+check steps_empty 2 "--steps" -- "$hl" train --steps ""
+check seed_negative 2 "--seed" -- "$hl" train --seed -1
+check rope_2 2 "--rope" -- "$hl" train --rope=2
+check layers_0 2 "--layers" -- "$hl" train --layers 0
+check d_model_0 2 "d.model" -- "$hl" train --d-model 0
+check heads_not_dividing 2 "does not divide" -- "$hl" train --heads 3
+check lr_factor_nan 2 "--lr-factor" -- "$hl" train --lr-factor nan
+check lr_factor_inf 2 "--lr-factor" -- "$hl" train --lr-factor inf
+check dropout_1_5 2 "dropout" -- "$hl" train --dropout 1.5
+check length_penalty_nan 2 "--length-penalty" -- "$hl" train --task translate --length-penalty nan \
+  --train "$tmp/train.tsv" --valid "$tmp/valid.tsv"
+check induction_length_2 2 "--length" -- "$hl" train --task induction --length 2 --steps 300
+check copy_length_1 2 "--length" -- "$hl" train --task copy --length 1
+check unknown_task 2 "--task" -- "$hl" train --task poetry
+check long_value 2 "--run-dir|--task" -- "$hl" train --task "$long"
+check long_unknown_flag 2 "" -- "$hl" train "--$long"
+
+echo "== train: memory it cannot have"
+check layers_100000 2 "memory|GB|GiB" -- "$hl" train --layers 100000
+check wide_deep_model 2 "memory|GB|GiB" -- "$hl" train --d-model 8192 --ff 32768 --layers 12 --heads 8
+
+echo "== train: config files"
+printf '[train]\nstpes = 50\n' > "$tmp/unknown_key.ini"
+check config_unknown_key 2 "unknown_key.ini:2" -- "$hl" train --config "$tmp/unknown_key.ini"
+printf '[train]\nd_model = 32\n' > "$tmp/field_name.ini"
+check config_field_name_as_key 2 "field_name.ini:2" -- "$hl" train --config "$tmp/field_name.ini"
+printf '[model]\nsteps = 50\n' > "$tmp/other_section.ini"
+check config_other_section 2 "other_section.ini" -- "$hl" train --config "$tmp/other_section.ini"
+printf '[train]\nsteps = 5\nbatch = 4\nsteps = 6\n' > "$tmp/duplicate.ini"
+check config_duplicate_key 2 "duplicate.ini:4" -- "$hl" train --config "$tmp/duplicate.ini"
+head -c 3000 "$ckpt" > "$tmp/binary.ini"
+check config_binary_file 2 "binary.ini" -- "$hl" train --config "$tmp/binary.ini"
+printf '[train]\nrope = 2\n' > "$tmp/bool.ini"
+check config_boolean_2 2 "bool.ini:2" -- "$hl" train --config "$tmp/bool.ini"
+printf '[train]\nsteps = %s\n' "$long" > "$tmp/long_value.ini"
+check config_long_value 2 "long_value.ini:2" -- "$hl" train --config "$tmp/long_value.ini"
+mkfifo "$tmp/fifo.ini"
+check config_fifo 2 "fifo.ini" -- "$hl" train --config "$tmp/fifo.ini"
+check config_directory 2 "" -- "$hl" train --config "$tmp"
+check config_missing 2 "no_such.ini" -- "$hl" train --config "$tmp/no_such.ini"
+
+echo "== train: run directories that hold a run"
+check train_into_finished_run 2 "--resume|--overwrite" --keeps "$tmp/copy" -- \
+  "$hl" train --task copy $small --steps 5 --run-dir "$tmp/copy"
+check train_from_its_config 2 "belongs to the run" --keeps "$tmp/copy" -- \
+  "$hl" train --config "$tmp/copy/config.ini"
+check resume_with_other_options 2 "d-model|d_model" --keeps "$tmp/copy" -- \
+  "$hl" train --task copy $small --d-model 32 --steps 30 --resume --run-dir "$tmp/copy"
+check resume_with_other_save_every 2 "save.every" --keeps "$tmp/copy" -- \
+  "$hl" train --task copy $small --save-every 3 --steps 30 --eval-every 20 --eval-sequences 4 --resume --run-dir "$tmp/copy"
+cp -r "$tmp/copy" "$tmp/copy_torn"
+head -c 2000 "$ckpt" > "$tmp/copy_torn/checkpoint.safetensors"
+check resume_from_truncated_checkpoint 1 "checkpoint" --keeps "$tmp/copy_torn" -- \
+  "$hl" train --task copy $small --steps 30 --eval-every 20 --eval-sequences 4 --resume --run-dir "$tmp/copy_torn"
+
+echo "== train: data files"
+{ head -n 5 "$tmp/valid.tsv"; printf '%s\t%s\n' "$(head -c 5000 /dev/zero | tr '\0' 'a' | sed 's/a/a /g')" "b"; } \
+  > "$tmp/long_line.tsv"
+check test_file_long_line_before_step_1 2 "long_line.tsv:6" -- \
+  "$hl" train --task translate $small --steps 100000 --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" \
+  --test "$tmp/long_line.tsv" --run-dir "$tmp/new_translate"
+printf 'ein Haus\ta house\nkein Tab hier\n' > "$tmp/no_tab.tsv"
+check valid_file_malformed 1 "no_tab.tsv:2" -- \
+  "$hl" train --task translate $small --train "$tmp/train.tsv" --valid "$tmp/no_tab.tsv" --run-dir "$tmp/new_translate2"
+mkfifo "$tmp/fifo.tsv"
+check train_file_fifo 1 "fifo.tsv" -- \
+  "$hl" train --task translate $small --train "$tmp/fifo.tsv" --valid "$tmp/valid.tsv" --run-dir "$tmp/new_translate3"
+cp -r "$tmp/translate" "$tmp/translate_edited"
+sed '1,3s/^[^\t]*/Ungewöhnlichkeit Zwischenfall Zusammenhang/' "$tmp/train.tsv" > "$tmp/train_edited.tsv"
+check translate_resume_other_vocabulary 2 "vocabular" --keeps "$tmp/translate_edited" -- \
+  "$hl" train --task translate $small --steps 20 --eval-every 10 --train "$tmp/train_edited.tsv" \
+  --valid "$tmp/valid.tsv" --resume --run-dir "$tmp/translate_edited"
+
+echo "== checkpoints that cannot be used, from every command that reads one"
+mkdir -p "$tmp/bad"
+head -c 3000 "$ckpt" > "$tmp/bad/truncated.safetensors"
+echo "not a checkpoint" > "$tmp/bad/text.safetensors"
+: > "$tmp/bad/empty.safetensors"
+craft "$ckpt" "$tmp/bad/nan.safetensors" nan
+craft "$ckpt" "$tmp/bad/layers0.safetensors" option layers=0
+craft "$ckpt" "$tmp/bad/layers_2_64.safetensors" option layers=18446744073709551616
+craft "$ckpt" "$tmp/bad/d_model_huge.safetensors" option d_model=1000000000
+craft "$ckpt" "$tmp/bad/step_text.safetensors" meta step=twelve
+craft "$ckpt" "$tmp/bad/header_huge.safetensors" header-size 1000000000000
+craft "$ckpt" "$tmp/bad/grown.safetensors" grow 4096
+truncate -s 12G "$tmp/bad/sparse_12g.safetensors"
+mkfifo "$tmp/bad/fifo.safetensors"
+mkdir "$tmp/bad/dir.safetensors"
+for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text header_huge grown \
+           sparse_12g fifo dir; do
+  file=$tmp/bad/$bad.safetensors
+  mkdir -p "$tmp/run_$bad"
+  [ -e "$tmp/run_$bad/checkpoint.safetensors" ] || ln -s "$file" "$tmp/run_$bad/checkpoint.safetensors"
+  check "eval_$bad" 1 "$bad" -- "$hl" eval --run-dir "$tmp/run_$bad" --sequences 4
+  check "decode_$bad" 1 "$bad" -- "$hl" decode --run-dir "$tmp/run_$bad" --input "1 4 2 9"
+  check "heads_$bad" 1 "$bad" -- "$hl" heads --checkpoint "$file" --out "$tmp/heads_$bad" --probe-sequences 2
+  check "prune_$bad" 1 "$bad" -- "$hl" prune --checkpoint "$file" --out "$tmp/prune_$bad" --sequences 4
+  check "translate_$bad" 1 "$bad" -- sh -c "echo 'ein Haus' | '$hl' translate --checkpoint '$file'"
+done
+
+echo "== other commands: values out of range"
+check mlp_demo_steps_negative 2 "--steps" -- "$hl" mlp-demo --steps -5
+check heads_seed_negative 2 "--seed" -- "$hl" heads --checkpoint "$ckpt" --seed -1
+check eval_sequences_1e20 2 "--sequences" -- "$hl" eval --run-dir "$tmp/copy" --sequences 1e20
+check prune_step_nan 2 "--step" -- "$hl" prune --checkpoint "$ckpt" --step nan
+check translate_length_penalty_nan 2 "--length-penalty" -- sh -c \
+  "echo 'ein Haus' | '$hl' translate --checkpoint '$tmp/translate/checkpoint.safetensors' --length-penalty nan"
+check translate_beam_0 2 "--beam" -- sh -c \
+  "echo 'ein Haus' | '$hl' translate --checkpoint '$tmp/translate/checkpoint.safetensors' --beam 0"
+check decode_token_out_of_range 2 "99999" -- "$hl" decode --run-dir "$tmp/copy" --input "1 99999"
+check decode_not_a_number 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input "1 x 2"
+check decode_empty_input 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input ""
+check stats_long_value 2 "" -- "$hl" stats --gate "$long"
+
+echo "== faults: a full disk (a file size limit) and a second process on one run directory"
+full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file
+check heads_full_disk 1 "heads|No space|too large|File too large" -- "${full[@]}" "$hl" heads --checkpoint "$ckpt" \
+  --out "$tmp/heads_full" --probe-sequences 2
+if grep -q '^wrote' "$tmp/out.txt"; then echo "  FAIL  heads_full_disk printed 'wrote'"; failed+=(heads_full_disk_wrote); fi
+full_small=(sh -c 'trap "" XFSZ; ulimit -f 4; exec "$@"' sh)  # prune's files are smaller
+check prune_full_disk 1 "prune|No space|too large" -- "${full_small[@]}" "$hl" prune --checkpoint "$ckpt" --out "$tmp/prune_full" \
+  --sequences 4
+cp -r "$tmp/copy" "$tmp/copy_full"
+check train_full_disk_keeps_checkpoint 1 "File too large|No space" -- "${full[@]}" "$hl" train --task copy $small --steps 40 \
+  --eval-every 20 --eval-sequences 4 --resume --run-dir "$tmp/copy_full"
+"$hl" eval --run-dir "$tmp/copy_full" --sequences 4 > /dev/null 2>&1 ||
+  { echo "  FAIL  the checkpoint after a full disk does not load"; failed+=(train_full_disk_checkpoint_loads); }
+"$hl" train --task copy $small --steps 100000 --eval-every 100000 --run-dir "$tmp/busy" > /dev/null 2>&1 &
+busy=$!
+sleep 2
+check second_train_on_one_dir 2 "$busy" -- "$hl" train --task copy $small --steps 100000 --resume --run-dir "$tmp/busy"
+kill -INT "$busy"; wait "$busy"
+
+echo "== hostile_inputs: $total cases, $handled handled, ${#failed[@]} not handled"
+[ "${#failed[@]}" -eq 0 ] || { printf '   not handled: %s\n' "${failed[*]}"; exit 1; }
