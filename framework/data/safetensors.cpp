@@ -77,12 +77,6 @@ bool parse_dtype(const std::string& name, DType& dtype) {
   return false;
 }
 
-[[noreturn]] void throw_io(const char* function, const std::string& path, const std::string& reason) {
-  throw IOError(std::string(function) + ": " + in_quotes(path) + ": " + reason);
-}
-
-std::string errno_str() { return std::strerror(errno); }
-
 }  // namespace
 
 // ---- dtypes ---------------------------------------------------------------
