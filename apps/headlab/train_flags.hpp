@@ -82,8 +82,12 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
     CLI::Option* opt = info.kind == OptionKind::flag ? train->add_flag(name, text, option_help(info))
                                                      : train->add_option(name, text, option_help(info));
     const OptionInfo* row = &info;
+    // The validator also holds the storage the flags write into, so that it lives as long as the
+    // app does even when the caller drops the returned TrainCommand.
     opt->check(CLI::Validator(
-        [row](std::string& value) -> std::string {
+        [row, texts, config_path](std::string& value) -> std::string {
+          static_cast<void>(texts);
+          static_cast<void>(config_path);
           TrainOptions scratch;
           try {
             row->set(scratch, value);
