@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/train/trainer.hpp"
 #include "train_flags.hpp"
 
@@ -41,8 +42,7 @@ const std::string& config_path() {
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  headlab::write_file_atomic(path, bytes, "fuzz_cli_config");
 }
 
 // Parses `headlab train --config FILE` with FILE holding `config`. Returns false on a usage

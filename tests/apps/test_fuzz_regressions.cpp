@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/data/safetensors.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/trainer.hpp"
@@ -143,7 +144,7 @@ TEST_CASE("fuzz regression: config.ini of a translate run keeps the task's defau
 
   TempDir dir("config");
   const std::string written = (dir.path / "config.ini").string();
-  std::ofstream(written) << config_ini;
+  write_file_atomic(written, config_ini, "test");
   TrainOptions again;
   std::string config_ini_again;
   REQUIRE(parse_train_config(written, again, config_ini_again));
@@ -163,7 +164,7 @@ TEST_CASE("fuzz regression: paths CLI11's config reader could not reproduce now 
     std::string config_ini, config_ini_again;
     REQUIRE(parse_train_config(kFuzzFixtures + fixture, options, config_ini));
     const std::string written = (dir.path / "config.ini").string();
-    std::ofstream(written, std::ios::trunc) << config_ini;
+    write_file_atomic(written, config_ini, "test");
     REQUIRE(parse_train_config(written, again, config_ini_again));
     CHECK(again.to_text() == options.to_text());
   }
@@ -190,7 +191,7 @@ TEST_CASE("fuzz: parse_parallel_tsv is read_parallel_tsv on bytes in memory, wit
   TempDir dir("tsv");
   const std::string text = "\xEF\xBB\xBF" "Ein Haus\ta house\r\nkein tab\n";
   const std::string path = (dir.path / "bad.tsv").string();
-  std::ofstream(path, std::ios::binary) << text;
+  write_file_atomic(path, text, "test");
   std::string from_file, from_memory;
   try {
     read_parallel_tsv(path);

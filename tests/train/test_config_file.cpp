@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "headlab/train/config_file.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/train/options.hpp"
 #include "test_support.hpp"
 
@@ -87,10 +88,10 @@ TEST_CASE("config file: only a regular file of at most 1 MiB is read (a FIFO is 
   CHECK_THROWS_WITH_AS(read_config_file((dir.path / "missing.ini").string()), doctest::Contains("no such file"),
                        ValueError);
   const std::string big = (dir.path / "big.ini").string();
-  std::ofstream(big) << "[train]\n" << std::string(kMaxConfigFileBytes, '#') << "\n";
+  write_file_atomic(big, "[train]\n" + std::string(kMaxConfigFileBytes, '#') + "\n", "test");
   CHECK_THROWS_WITH_AS(read_config_file(big), doctest::Contains("a config file is at most 1048576"), ValueError);
   const std::string ok = (dir.path / "ok.ini").string();
-  std::ofstream(ok) << "[train]\nsteps=7\n";
+  write_file_atomic(ok, "[train]\nsteps=7\n", "test");
   const auto entries = read_config_file(ok);
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].where == ok + ":2");
