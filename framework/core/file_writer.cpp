@@ -69,15 +69,27 @@ fs::path temp_path_for(const fs::path& path) { return path.string() + ".tmp." + 
 
 void write_file_atomic(const fs::path& path, std::string_view bytes, const std::string& who,
                        std::size_t simulate_failure_after_bytes) {
+  write_file_atomic(path, std::vector<std::string_view>{bytes}, who, simulate_failure_after_bytes);
+}
+
+void write_file_atomic(const fs::path& path, const std::vector<std::string_view>& pieces, const std::string& who,
+                       std::size_t simulate_failure_after_bytes) {
   // The pid makes the name unique between processes: two writers of one path never share it.
   const fs::path tmp = temp_path_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw_io(who, path, "cannot create temporary file " + quoted(tmp) + ": " + os_reason());
 
-  const std::size_t limit = std::min(bytes.size(), simulate_failure_after_bytes);
-  std::string reason = write_all(fd, bytes.data(), limit, tmp);
-  if (reason.empty() && limit < bytes.size())
-    reason = "simulated failure after " + std::to_string(limit) + " of " + std::to_string(bytes.size()) +
+  std::size_t total = 0, written = 0;
+  for (std::string_view piece : pieces) total += piece.size();
+  std::string reason;
+  for (std::string_view piece : pieces) {
+    if (!reason.empty() || written >= simulate_failure_after_bytes) break;
+    const std::size_t count = std::min(piece.size(), simulate_failure_after_bytes - written);
+    reason = write_all(fd, piece.data(), count, tmp);
+    written += count;
+  }
+  if (reason.empty() && written < total)
+    reason = "simulated failure after " + std::to_string(written) + " of " + std::to_string(total) +
              " bytes (test hook)";
   // fsync before rename: otherwise a power cut could leave the new name on a file whose data
   // never reached the disk.

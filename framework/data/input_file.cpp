@@ -50,17 +50,27 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string InputFile::read(std::uint64_t n) {
-  std::string bytes;
-  char chunk[1 << 16];
-  while (bytes.size() < n) {
-    const std::uint64_t want = std::min<std::uint64_t>(sizeof chunk, n - bytes.size());
-    const ssize_t got = ::read(fd_, chunk, static_cast<std::size_t>(want));
+std::uint64_t InputFile::read_into(char* buffer, std::uint64_t n) {
+  std::uint64_t done = 0;
+  while (done < n) {
+    const std::uint64_t want = std::min<std::uint64_t>(std::uint64_t(1) << 30, n - done);
+    const ssize_t got = ::read(fd_, buffer + done, static_cast<std::size_t>(want));
     if (got == 0) break;  // end of file
     if (got < 0) {
       if (errno == EINTR) continue;
       fail(std::string("read failed: ") + std::strerror(errno));
     }
+    done += static_cast<std::uint64_t>(got);
+  }
+  return done;
+}
+
+std::string InputFile::read(std::uint64_t n) {
+  std::string bytes;
+  char chunk[1 << 16];
+  while (bytes.size() < n) {
+    const std::uint64_t got = read_into(chunk, std::min<std::uint64_t>(sizeof chunk, n - bytes.size()));
+    if (got == 0) break;  // end of file
     bytes.append(chunk, static_cast<std::size_t>(got));
   }
   return bytes;

@@ -180,7 +180,9 @@ Array<T> TensorFile::get(const std::string& name, const Shape& expected_shape) c
 
 // ---- Writing --------------------------------------------------------------
 
-std::string serialize_safetensors(const TensorFile& file) {
+namespace {
+// The 8-byte length and the padded JSON header: everything of the file but the data buffer.
+std::string safetensors_header(const TensorFile& file, std::uint64_t& data_bytes) {
   ojson header = ojson::object();
   if (!file.metadata.empty()) {
     ojson meta = ojson::object();
@@ -208,19 +210,36 @@ std::string serialize_safetensors(const TensorFile& file) {
   while ((8 + text.size()) % 8 != 0) text.push_back(' ');
 
   std::string out;
-  out.reserve(8 + text.size() + offset);
+  out.reserve(8 + text.size());
   const std::uint64_t n = text.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));  // little-endian
   out += text;
-  for (const TensorEntry& e : file.entries()) out.append(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
+  data_bytes = offset;
+  return out;
+}
+
+std::string_view bytes_of(const TensorEntry& e) {
+  return {reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size()};
+}
+}  // namespace
+
+std::string serialize_safetensors(const TensorFile& file) {
+  std::uint64_t data_bytes = 0;
+  std::string out = safetensors_header(file, data_bytes);
+  out.reserve(out.size() + data_bytes);
+  for (const TensorEntry& e : file.entries()) out += bytes_of(e);
   return out;
 }
 
 void save_safetensors(const std::string& path, const TensorFile& file, const SaveOptions& options) {
   // Everything that can fail for reasons other than I/O happens before the disk is touched.
-  const std::string bytes = serialize_safetensors(file);
+  std::uint64_t data_bytes = 0;
+  const std::string header = safetensors_header(file, data_bytes);
+  // The header, then each tensor's bytes where they lie (the file is never copied whole in memory);
   // PATH.tmp.PID, fsync, rename, fsync of the directory (headlab/core/file_writer.hpp).
-  write_file_atomic(path, bytes, "save_safetensors", options.simulate_failure_after_bytes);
+  std::vector<std::string_view> pieces{header};
+  for (const TensorEntry& e : file.entries()) pieces.push_back(bytes_of(e));
+  write_file_atomic(path, pieces, "save_safetensors", options.simulate_failure_after_bytes);
 }
 
 // ---- Reading --------------------------------------------------------------
@@ -432,11 +451,19 @@ TensorFile load_safetensors(const std::string& path) {
       if (n <= kSafetensorsMaxHeaderBytes && n <= input.size() - 8) head += input.read(n);
     }
     CheckedHeader header = check_header(head.data(), head.size(), std::max<std::uint64_t>(input.size(), head.size()));
-    const std::uint64_t data_size = input.size() - head.size();
-    const std::string data = input.read(data_size);
-    if (data.size() != data_size || !input.read(1).empty())
-      throw BadFile("the file changed size while it was read (" + std::to_string(input.size()) + " bytes at open)");
-    copy_tensors(header, data.data(), file);
+    // The tensors tile the data buffer in offset order: each is read straight into its own bytes
+    // (the file is never held twice in memory).
+    auto changed = [&] {
+      return BadFile("the file changed size while it was read (" + std::to_string(input.size()) + " bytes at open)");
+    };
+    file.metadata = std::move(header.metadata);
+    for (Pending& p : header.tensors) {
+      p.entry.bytes.resize(p.end - p.begin);
+      const auto want = static_cast<std::uint64_t>(p.entry.bytes.size());
+      if (input.read_into(reinterpret_cast<char*>(p.entry.bytes.data()), want) != want) throw changed();
+      file.add_entry(std::move(p.entry));
+    }
+    if (!input.read(1).empty()) throw changed();
   } catch (const BadFile& e) {
     throw bad(e.what());
   } catch (const ValueError& e) {  // from add_entry

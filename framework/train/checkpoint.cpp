@@ -68,10 +68,18 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Modul
   file.metadata["data_rng"] = rng_text(data_rng);
   file.metadata["dropout_rng"] = rng_text(dropout_rng);
   file.metadata["losses"] = losses_text(st.losses);
-  for (const auto& [name, value] : model.state_dict()) file.add("model." + name, value);
-  if (adam)
-    for (const auto& [name, value] : adam->state()) file.add("optim." + name, value);
-  save_safetensors(path, file);  // atomic: temporary file, then rename
+  // The file's bytes are the only copy of the state made (the parameters are read in place, the
+  // optimiser's exported buffers are freed as they are copied): a save needs 3 floats per
+  // parameter beside the model, not 9 (headlab/train/memory_estimate.hpp counts them).
+  for (const auto& [name, tensor] : model.named_parameters()) file.add("model." + name, tensor.value());
+  if (adam) {
+    OptimizerState<float> state = adam->state();
+    for (auto& [name, value] : state) {
+      file.add("optim." + name, value);
+      value = Array<float>();
+    }
+  }
+  save_safetensors(path, file);  // atomic: the header, then every tensor's bytes, then rename
 }
 
 namespace {

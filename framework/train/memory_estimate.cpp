@@ -14,14 +14,20 @@ namespace headlab {
 namespace {
 
 constexpr double kFloat = 4;  // bytes of a float32
-// Floats kept for backward per token and layer, in units of D and F (measured, see the header):
-// an encoder layer keeps its input, q, k, v and their head-major copies, the context, the output
-// projection, two residual sums and two layer norms (with their statistics); a decoder layer
-// has a cross-attention on top; the feed-forward block keeps linear1, ReLU and dropout.
-constexpr double kEncoderActD = 20, kDecoderActD = 32, kActF = 3;
-constexpr double kAttn = 4;    // (B, h, Tq, Tk) tensors per attention module: scores, mask, softmax, dropout
+// Floats kept for backward per token and layer, in units of D and F (fitted to measured peak RSS
+// with a margin, bench/memory_estimate.sh): an encoder layer keeps its input, q, k, v, the
+// context, the output projection, the residual sums and layer norms; a decoder layer has a
+// cross-attention on top; the feed-forward block keeps linear1 and ReLU.
+constexpr double kEncoderActD = 12, kDecoderActD = 20, kActF = 2;
+// (B, h, Tq, Tk) tensors per attention module kept for backward: the softmax and one more (the
+// masked scores); with dropout its mask too. Backward adds two of one module at a time.
+constexpr double kAttnKept = 2, kAttnBackward = 2;
 constexpr double kLogits = 4;  // (B, T, V) tensors: logits, reshaped, log-softmax, gradient
-constexpr double kRuntime = 64.0 * (1 << 20);
+// Floats per parameter a checkpoint save or a resume needs beside the model: a save copies the
+// parameters and Adam's moments into the file's bytes (3); a resume reads the file (3) and copies
+// the model's and the optimiser's state out of it (3) before taking them.
+constexpr double kCheckpointPerParameter = 6;
+constexpr double kRuntime = 48.0 * (1 << 20);  // code, BLAS buffers, the data (measured ~30 MB)
 
 // The batch one training step sees: B sequences, S source and T target tokens.
 struct BatchShape {
@@ -73,13 +79,14 @@ double parameter_count(const TrainOptions& o, double src_vocab, double tgt_vocab
 }
 
 // Floats of the (B, h, Tq, Tk) attention weights of every attention module of the model, for a batch.
-double attention_weights(const TrainOptions& o, const BatchShape& b, bool per_layer_only) {
-  const double h = double(o.heads);
+double attention_weights(const TrainOptions& o, const BatchShape& b) {
   if (o.tiled_attention) return 0;  // the tiled kernel keeps (B, h, T) statistics, counted with activations
-  const double L = per_layer_only ? 1 : double(o.layers);
+  const double h = double(o.heads), L = double(o.layers);
   if (decoder_only(o)) return L * b.B * h * b.T * b.T;
   return L * b.B * h * (b.S * b.S + b.T * b.T + b.T * b.S);
 }
+
+double attention_modules(const TrainOptions& o) { return double(o.layers) * (decoder_only(o) ? 1 : 3); }
 
 // Floats of the activations a graph keeps, all layers.
 double activations(const TrainOptions& o, const BatchShape& b) {
@@ -88,15 +95,35 @@ double activations(const TrainOptions& o, const BatchShape& b) {
   return L * (b.B * b.S * (kEncoderActD * D + kActF * F) + b.B * b.T * (kDecoderActD * D + kActF * F));
 }
 
-// The evaluation's forward without a graph: about one layer's activations and attention weights
-// at a time (kept as 1/4 of a training layer's), the encoder's output, the KV caches of every
-// layer (k and v) and the logits.
+// The evaluation's forward without a graph, one layer at a time: that layer's activations
+// (10 D + 2 F per token) and attention (the largest module's (B, h, Tq, Tk): 4 of them in the
+// encoder of greedy decoding, 6 in a teacher-forced forward with its causal mask, measured), the
+// KV caches of every layer (k and v, twice: a cache grows by a copy) and the logits. Copy scores
+// greedy decoding: the encoder runs over S tokens once, the decoder one token at a time against
+// its caches. Induction scores a teacher-forced forward over T; translate both (validation loss
+// over the batch, then greedy BLEU).
 double evaluation_floats(const TrainOptions& o, double tgt_vocab) {
   const BatchShape b = evaluation_batch(o);
   const double D = double(o.d_model), F = o.attention_only ? 0 : double(o.ff_dim), L = double(o.layers);
-  const double tokens = b.B * (b.S + b.T);
-  const double one_layer = tokens * (kEncoderActD * D / 4 + F) + 2 * attention_weights(o, b, true);
-  const double caches = 2 * L * tokens * D;  // k and v of every layer (self and cross)
+  const double h = o.tiled_attention ? 0 : double(o.heads);
+  double tokens = 0, attention = 0, caches = 0;
+  switch (o.task) {
+    case Task::copy:
+      tokens = b.B * b.S;
+      attention = 4 * b.B * h * b.S * b.S;
+      caches = 2 * 2 * L * b.B * (b.S + b.T) * D;
+      break;
+    case Task::induction:
+      tokens = b.B * b.T;
+      attention = 6 * b.B * h * b.T * b.T;
+      break;
+    case Task::translate:
+      tokens = b.B * (b.S + b.T);
+      attention = 6 * b.B * h * std::max(b.S, b.T) * std::max(b.S, b.T);
+      caches = 2 * 2 * L * b.B * (b.S + b.T) * D;
+      break;
+  }
+  const double one_layer = tokens * (10 * D + 2 * F) + attention;
   const double logits = 2 * b.B * b.T * tgt_vocab;
   return one_layer + caches + logits;
 }
@@ -130,10 +157,13 @@ MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_v
   e.items.push_back({"gradients", kFloat * P});
   e.items.push_back({"Adam moments", 2 * kFloat * P});
   e.items.push_back({"activations of one batch", kFloat * activations(o, b)});
-  // Backward holds the gradient of one module's weights beside them: + 2 per module's worth.
-  const double weights = attention_weights(o, b, false);
-  e.items.push_back({"attention weights of one batch", kFloat * (kAttn * weights + 2 * weights / std::max(1.0, double(o.layers)))});
+  const double weights = attention_weights(o, b), kept = kAttnKept + (o.dropout > 0 ? 1 : 0);
+  e.items.push_back({"attention weights of one batch",
+                     kFloat * (kept * weights + kAttnBackward * weights / attention_modules(o))});
   e.items.push_back({"logits of one batch", kFloat * kLogits * b.B * b.T * Vt});
+  e.items.push_back({"checkpoint save and resume", kFloat * kCheckpointPerParameter * P});
+  // translate keeps the best weights so far, and writes them to best.safetensors
+  if (o.task == Task::translate) e.items.push_back({"best weights", 2 * kFloat * P});
   e.items.push_back({"evaluation buffers", kFloat * evaluation_floats(o, Vt)});
   e.items.push_back({"runtime", kRuntime});
   return e;
@@ -145,7 +175,9 @@ MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_
   const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab, 4));
   const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab, 4));
   MemoryEstimate e;
-  e.items.push_back({"parameters", kFloat * parameter_count(o, Vs, Vt)});
+  const double P = parameter_count(o, Vs, Vt);
+  e.items.push_back({"parameters", kFloat * P});
+  e.items.push_back({"weights read from the file", kFloat * P});  // copied out, then into the model
   e.items.push_back({"evaluation buffers", kFloat * evaluation_floats(o, Vt)});
   e.items.push_back({"checkpoint file", checkpoint_bytes});
   e.items.push_back({"runtime", kRuntime});

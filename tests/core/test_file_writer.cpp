@@ -117,6 +117,22 @@ TEST_CASE("write_file_atomic: the simulated failure hook leaves the old file and
   CHECK_FALSE(has_temp_files(dir));
 }
 
+TEST_CASE("write_file_atomic: pieces are written one after another, and a failure in any of them keeps the old file") {
+  TempDir dir("atomic_pieces");
+  const fs::path path = dir.path / "ckpt.bin";
+  const std::vector<std::string_view> pieces{"header|", "", "tensor a|", "tensor b"};
+  write_file_atomic(path, pieces, "test");
+  CHECK(read_bytes(path) == "header|tensor a|tensor b");
+  // A failure at each byte boundary, the ones between pieces included: the old file stays.
+  for (std::size_t after : {0, 3, 4, 11, 12}) {  // "new|" ends at 4, "contents" at 12
+    CAPTURE(after);
+    CHECK_THROWS_WITH_AS(write_file_atomic(path, std::vector<std::string_view>{"new|", "contents", "!"}, "test", after),
+                         doctest::Contains("of 13 bytes"), IOError);
+    CHECK(read_bytes(path) == "header|tensor a|tensor b");
+    CHECK_FALSE(has_temp_files(dir));
+  }
+}
+
 TEST_CASE("AppendFile: appends, and a write that does not fit leaves the file as it was") {
   TempDir dir("append");
   const fs::path path = dir.path / "metrics.jsonl";

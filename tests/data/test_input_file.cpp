@@ -48,7 +48,7 @@ TEST_CASE("input files: a FIFO is refused before it is opened (no blocking), by 
   CHECK_THROWS_WITH_AS(read_parallel_tsv(fifo), doctest::Contains("read_parallel_tsv: "), IOError);
 }
 
-TEST_CASE("input files: directories and devices are refused; a missing file names the reason") {
+TEST_CASE("input files: directories and devices are refused, and a missing file names the reason") {
   TempDir dir("not_regular");
   CHECK_THROWS_WITH_AS(load_safetensors(dir.path.string()), doctest::Contains("(a directory)"), IOError);
   CHECK_THROWS_WITH_AS(read_parallel_tsv(dir.path.string()), doctest::Contains("(a directory)"), IOError);

@@ -371,7 +371,7 @@ TEST_CASE("optim: clip_grad_norm reports a non-finite norm and leaves the grads 
 
 // ---- Optimizer mechanics --------------------------------------------------
 
-TEST_CASE("optim: step skips parameters without a gradient; zero_grad clears them") {
+TEST_CASE("optim: step skips parameters without a gradient, and zero_grad clears them") {
   Generator gen(3);
   std::vector<TensorD> params = random_params<double>(gen);
   const Array<double> before1 = params[1].value();
@@ -435,7 +435,7 @@ TEST_CASE("optim: constructors and set_lr reject bad arguments") {
 
 // ---- State export / import ------------------------------------------------
 
-TEST_CASE("optim: state round trip continues bit-exactly (SGD, Adam, AdamW; double and float)") {
+TEST_CASE("optim: state round trip continues bit-exactly (SGD, Adam, AdamW, in double and float)") {
   SGDOptions so;
   so.lr = 0.05;
   so.momentum = 0.9;

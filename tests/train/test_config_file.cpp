@@ -30,7 +30,7 @@ TEST_CASE("config file: what to_config_ini writes reads back, key by key") {
   }
 }
 
-TEST_CASE("config file: a BOM is skipped; comments, blank lines, CRLF, quotes and spaces are allowed") {
+TEST_CASE("config file: a BOM is skipped, and comments, blank lines, CRLF, quotes and spaces are allowed") {
   const auto entries = parse_config_text("\xEF\xBB\xBF# made by hand\r\n\r\n[train]\r\n  steps = 50 \r\n; note\n"
                                          "train = 'a b.tsv'\nvalid=\"v#1.tsv\"\n",
                                          "c.ini");

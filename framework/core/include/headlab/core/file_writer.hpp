@@ -4,6 +4,9 @@
 //   write_file_atomic(path, bytes, who)  the whole file at once: PATH.tmp.PID is written, fsynced,
 //                                        closed and renamed over PATH, then the directory is fsynced.
 //                                        A reader sees the old file or the new one, never a mix.
+//   write_file_atomic(path, pieces, who) the same, the file being the pieces one after another (a
+//                                        checkpoint: its header, then each tensor's own bytes, with
+//                                        no copy of the whole file in memory)
 //   AppendFile                           a file that grows (metrics.jsonl): each write is all or
 //                                        nothing, sync() makes what was written durable (fsync)
 //   remove_stale_temp_files(dir)         removes the PATH.tmp.PID files of processes that no longer
@@ -19,6 +22,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace headlab {
 
@@ -30,6 +34,8 @@ constexpr std::size_t kNoSimulatedFailure = std::numeric_limits<std::size_t>::ma
 // (they would share PATH.tmp.PID).
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes, const std::string& who,
                        std::size_t simulate_failure_after_bytes = kNoSimulatedFailure);
+void write_file_atomic(const std::filesystem::path& path, const std::vector<std::string_view>& pieces,
+                       const std::string& who, std::size_t simulate_failure_after_bytes = kNoSimulatedFailure);
 
 // A file opened for appending (created if missing, never truncated). write() appends all of its
 // bytes or throws IOError; a failed write is cut off again where it can be, so the file never ends

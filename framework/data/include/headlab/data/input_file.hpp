@@ -26,6 +26,8 @@ class InputFile {
   std::uint64_t size() const { return size_; }  // bytes, from fstat at open
   // Up to n bytes from the current position: fewer only at end of file. IOError on a read error.
   std::string read(std::uint64_t n);
+  // The same into `buffer` (n bytes of room): returns how many bytes were read.
+  std::uint64_t read_into(char* buffer, std::uint64_t n);
   // Everything up to end of file.
   std::string read_rest();
 

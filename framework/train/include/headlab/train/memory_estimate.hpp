@@ -9,16 +9,21 @@
 //   gradients               4 P                              (training only)
 //   Adam moments            8 P   (m and v)                  (training only)
 //   activations of a batch  4 B T L (kAct_D D + kAct_F F)    kept for backward (training only)
-//   attention weights       4 B h Tq Tk x kAttn per attention module (scores, softmax, mask,
-//                           dropout kept for backward); the tiled kernel keeps (B, h, T) only
+//   attention weights       4 B h Tq Tk x 2 per attention module (softmax, masked scores; 3 with
+//                           dropout's mask), + 2 of one module in backward; the tiled kernel
+//                           keeps (B, h, T) only
 //   logits of a batch       4 B T V x kLogits   (logits, log-softmax, their gradient)
+//   checkpoint save/resume  4 P x 6: the file's bytes of the model and Adam (3 P), and on resume
+//                           the state copied out of them (3 P)      (training only)
+//   best weights            4 P x 2: translate keeps them and writes best.safetensors
 //   evaluation buffers      the held-out batch's forward without a graph: one layer's
 //                           activations and attention weights at a time, its logits, KV caches
 //   checkpoint file         its bytes, read whole (loading only)
-//   runtime                 a fixed 64 MB (code, BLAS buffers, data)
+//   runtime                 a fixed 48 MB (code, BLAS buffers, data)
 //
-// The constants were set from measured peak RSS (README "Conventions": within 2x, on the
-// conservative side). The limit is --max-memory, else the machine's available memory.
+// The constants were set from measured peak RSS (bench/memory_estimate.sh; README "Conventions"):
+// above the peak, within about 2x of it. The limit is --max-memory, else the machine's available
+// memory.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +50,8 @@ struct MemoryEstimate {
 // Training: parameters, gradients, Adam, one batch's activations, evaluation buffers. For
 // translate the vocabulary sizes come from the data (0: not known yet, counted as 4, the specials).
 MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_vocab = 0, std::size_t tgt_vocab = 0);
-// Using a trained model (eval, decode, translate, heads, prune): parameters and evaluation buffers,
-// plus the checkpoint's own bytes.
+// Using a trained model (eval, decode, translate, heads, prune): parameters (twice: the model and the
+// weights copied out of the file), evaluation buffers and the checkpoint's own bytes.
 MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab,
                                          double checkpoint_bytes);
 
