@@ -158,8 +158,8 @@ check train_from_its_config 2 "belongs to the run" --keeps "$tmp/copy" -- \
   "$hl" train --config "$tmp/copy/config.ini"
 check resume_with_other_options 2 "d-model|d_model" --keeps "$tmp/copy" -- \
   "$hl" train --task copy $small --d-model 32 --steps 30 --resume --run-dir "$tmp/copy"
-check resume_with_other_save_every 2 "save.every" --keeps "$tmp/copy" -- \
-  "$hl" train --task copy $small --save-every 3 --steps 30 --eval-every 20 --eval-sequences 4 --resume --run-dir "$tmp/copy"
+check resume_with_other_seed 2 "seed" --keeps "$tmp/copy" -- \
+  "$hl" train --task copy $small --seed 7 --steps 30 --eval-every 20 --eval-sequences 4 --resume --run-dir "$tmp/copy"
 cp -r "$tmp/copy" "$tmp/copy_torn"
 head -c 2000 "$ckpt" > "$tmp/copy_torn/checkpoint.safetensors"
 check resume_from_truncated_checkpoint 1 "checkpoint" --keeps "$tmp/copy_torn" -- \

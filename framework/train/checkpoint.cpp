@@ -169,10 +169,12 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
   const TensorFile file = load_checkpoint_file(path);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   const TrainOptions saved = as_format_error(path, [&] { return TrainOptions::from_text(meta("options")); });
-  TrainOptions a = saved, b = o;  // everything but the run length must match
+  // Everything but the run's length and its save frequency must match (neither changes a number).
+  TrainOptions a = saved, b = o;
   a.steps = b.steps = 0;
   a.time_budget = b.time_budget = 0;
   a.stop_at_perfect = b.stop_at_perfect = false;
+  a.save_every = b.save_every = 0;
   std::string differences;
   for (const OptionInfo& info : train_option_table()) {
     if (!info.stored || info.get(a) == info.get(b)) continue;
