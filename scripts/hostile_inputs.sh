@@ -111,6 +111,7 @@ check steps_negative 2 "--steps" -- "$hl" train --steps -5
 check steps_1e20 2 "--steps" -- "$hl" train --steps 1e20
 check steps_huge_integer 2 "--steps" -- "$hl" train --steps 99999999999999999999999
 check steps_empty 2 "--steps" -- "$hl" train --steps ""
+check steps_0_without_budget 2 "--steps: 0 means no step cap" -- "$hl" train --steps 0
 check seed_negative 2 "--seed" -- "$hl" train --seed -1
 check rope_2 2 "--rope" -- "$hl" train --rope=2
 check layers_0 2 "--layers" -- "$hl" train --layers 0

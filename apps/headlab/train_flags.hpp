@@ -22,7 +22,8 @@ struct TrainCommand {
   CLI::App* app = nullptr;  // the `train` subcommand
   // Call after parsing: fills the options with the chosen task's defaults (the table's columns),
   // then every key of the config file (headlab/train/config_file.hpp), then every flag the user
-  // gave (a flag wins over the file). The task is the flag's, else the file's, else copy.
+  // gave (a flag wins over the file). The task is the flag's, else the file's, else copy. A
+  // --time-budget with no --steps (flag or file) sets steps 0: no step cap, the budget stops it.
   // Throws ValueError for a bad file or value ("FILE:LINE: steps: ..." for a value from the file).
   std::function<void()> resolve;
   // --print-config: print the resolved options as a config file and exit without training.
@@ -140,6 +141,12 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
       if (!given(find_option_by_flag(entry.key))) apply(resolved, entry);
     for (const auto& [info, opt] : bound)
       if (opt->count() != 0) info->set(resolved, (*texts)[info->field]);
+    // A time budget without a step count is a stop of its own: the task's default step cap
+    // would end the run before the budget (steps 0 = no cap).
+    const OptionInfo* steps_row = find_option_by_field("steps");
+    bool steps_in_file = false;
+    for (const ConfigEntry& entry : file) steps_in_file = steps_in_file || entry.key == steps_row->flag;
+    if (resolved.time_budget > 0 && !given(steps_row) && !steps_in_file) resolved.steps = 0;
     tr = resolved;
   };
   return command;

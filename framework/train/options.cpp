@@ -41,7 +41,7 @@ struct CountRange {
 };
 CountRange count_range(const std::string& field) {
   if (field == "seed") return {0, std::numeric_limits<std::uint64_t>::max()};
-  for (const char* positive : {"steps", "batch", "warmup", "eval_every", "eval_sequences", "layers", "beam", "min_freq"})
+  for (const char* positive : {"batch", "warmup", "eval_every", "eval_sequences", "layers", "beam", "min_freq"})
     if (field == positive) return {1, kMaxOptionCount};
   return {0, kMaxOptionCount};
 }
@@ -209,6 +209,7 @@ void TrainOptions::validate() const {
     if (!(length_penalty >= 0)) bad("length_penalty", "must be >= 0");
   }
   if (!(time_budget >= 0)) bad("time_budget", "must be >= 0 seconds");
+  if (steps == 0 && !(time_budget > 0)) bad("steps", "0 means no step cap, which needs a --time-budget to stop the run");
   if (!(dropout >= 0 && dropout < 1)) bad("dropout", "must be in [0, 1)");
   if (!(lr_factor > 0)) bad("lr_factor", "must be > 0");
   if (!(label_smoothing >= 0 && label_smoothing < 1)) bad("label_smoothing", "must be in [0, 1)");

@@ -39,6 +39,7 @@ std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size
   ProgressOptions po;
   po.mode = o.progress == "bar" ? ProgressMode::Bar : o.progress == "lines" ? ProgressMode::Lines : ProgressMode::Auto;
   po.start_step = static_cast<std::int64_t>(start_step);
+  po.time_budget = o.time_budget;  // the ETA is the nearer stop; steps 0: the budget alone
   return std::make_unique<ProgressReporter>(static_cast<std::int64_t>(o.steps), std::cerr, po);
 }
 
@@ -103,10 +104,11 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   std::ostream quiet(&discard);
   std::ostream& eval_log = o.progress == "none" ? quiet : log;
   const auto budget_left = [&] { return o.time_budget <= 0 || state.train_seconds < o.time_budget; };
+  const auto steps_left = [&] { return o.steps == 0 || state.train.step < o.steps; };  // 0: no step cap
 
   TrainResult result;
   TrainState& st = state.train;
-  while (st.step < o.steps && budget_left()) {
+  while (steps_left() && budget_left()) {
     const auto step_start = Clock::now();
     adam.zero_grad();
     const StepLoss step = task.step_loss(st.step + 1, data_rng, dropout_rng);
@@ -118,18 +120,21 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     state.train_seconds += secs;
     state.step_seconds.push_back(secs);
     const double tokens_per_s = double(step.tokens) / secs;
-    if (progress) progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s);
+    if (progress)
+      progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s, state.train_seconds);
     MetricRow row;
     row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
 
     state.interrupted = stop_requested();
-    const bool last = st.step == o.steps || !budget_left() || state.interrupted;
+    const bool last = !steps_left() || !budget_left() || state.interrupted;
     state.evaluated_last = !state.interrupted && (st.step % o.eval_every == 0 || last);
     if (state.interrupted) {
       clear_stop_request();
       log << "interrupted at step " << st.step << "\n";
     } else if (state.evaluated_last) {
+      if (progress) progress->show();  // the step's progress line, then the evaluation's
       task.evaluate(state, result, row, eval_log);
+      eval_log.flush();  // a log read as it grows (tail -f, a pipe) sees every evaluation at once
       row.set("train_seconds", state.train_seconds);
     }
     const bool save = !ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last);

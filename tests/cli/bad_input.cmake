@@ -53,9 +53,9 @@ set_tests_properties(cli.train_sigint_saves_and_resumes PROPERTIES PASS_REGULAR_
 # Numbers in the option's own terms (headlab/core/user_input.hpp): whole numbers within a stated
 # range (no sign, no exponent, no wrap or saturation), finite reals, booleans true/false/1/0; for
 # every subcommand. Each was accepted, wrapped or answered with CLI11's 309-digit bounds before.
-expect_exit(cli.train_negative_steps_in_own_terms 2 "--steps: must be a whole number from 1 to 1000000000, got '-5'"
+expect_exit(cli.train_negative_steps_in_own_terms 2 "--steps: must be a whole number from 0 to 1000000000, got '-5'"
             ${HL} train --steps -5)
-expect_exit(cli.train_steps_exponent_refused 2 "--steps: must be a whole number from 1 to 1000000000, got '1e20'"
+expect_exit(cli.train_steps_exponent_refused 2 "--steps: must be a whole number from 0 to 1000000000, got '1e20'"
             ${HL} train --steps 1e20)
 expect_exit(cli.train_negative_seed_refused 2 "--seed: must be a whole number from 0 to 18446744073709551615, got '-1'"
             ${HL} train --seed -1 --steps 1)

@@ -180,3 +180,77 @@ TEST_CASE("report: progress bar mode redraws in place at most ~10 times a second
     CHECK(text.size() - second - 1 == second - 1);  // both redraws are equally wide on screen
   }
 }
+
+TEST_CASE("report: a long run logs a line at least every 10 s, and show() puts the last step out now") {
+  // Before: lines came every total/20 steps only, so with a large step cap a 10-minute run logged nothing.
+  FakeClock clock;
+  std::ostringstream out;
+  ProgressOptions options;
+  options.mode = ProgressMode::Lines;
+  options.clock = clock.fn();
+  ProgressReporter progress(1000000, out, options);  // every 50000 steps
+  for (int step = 1; step <= 100; ++step) {
+    clock.now += 1;  // 1 s a step: a line at 10, 20, ... 100 s
+    progress.update(step, 1.0, 0.01);
+  }
+  REQUIRE(split_lines(out.str()).size() == 10);
+  CHECK(split_lines(out.str()).back().rfind("step 100/1000000 ", 0) == 0);
+  clock.now += 1;
+  progress.update(101, 1.0, 0.01);
+  CHECK(split_lines(out.str()).size() == 10);
+  progress.show();  // an evaluation is about to print
+  REQUIRE(split_lines(out.str()).size() == 11);
+  CHECK(split_lines(out.str()).back().rfind("step 101/1000000 ", 0) == 0);
+  progress.show();  // shown already: nothing more
+  progress.finish();
+  CHECK(split_lines(out.str()).size() == 11);
+}
+
+TEST_CASE("report: with a time budget the ETA is the nearer stop, and a run with no step cap shows the budget") {
+  FakeClock clock;
+  ProgressOptions options;
+  options.mode = ProgressMode::Lines;
+  options.every = 10;
+  options.clock = clock.fn();
+  options.time_budget = 60;
+  SUBCASE("the budget comes first: 30 s of training left, 990 steps at 1 s") {
+    std::ostringstream out;
+    ProgressReporter progress(1000, out, options);
+    clock.now += 10;
+    progress.update(10, 1.0, 0.01, -1, 30.0);  // 30 s of the budget used (training time, not the clock)
+    REQUIRE_FALSE(out.str().empty());
+    CHECK(split_lines(out.str()).back() == "step 10/1000  loss 1  lr 1.0e-02  elapsed 0:10  ETA 0:30");
+  }
+  SUBCASE("the step cap comes first") {
+    std::ostringstream out;
+    ProgressReporter progress(20, out, options);
+    clock.now += 10;
+    progress.update(10, 1.0, 0.01, -1, 10.0);  // 10 steps left at 1 s: 0:10, before the budget's 0:50
+    REQUIRE_FALSE(out.str().empty());
+    CHECK(split_lines(out.str()).back().find("ETA 0:10") != std::string::npos);
+  }
+  SUBCASE("no step cap: 'step N', the budget's ETA, a line every 10 s, the bar filled by time") {
+    std::ostringstream out;
+    options.every = 0;  // the default: about 20 lines of the total, and there is no total
+    ProgressReporter progress(0, out, options);
+    CHECK(progress.every() == 0);
+    clock.now += 3;
+    progress.update(30, 1.0, 0.01, -1, 3.0);  // no line: not 10 s yet, no step interval
+    CHECK(out.str().empty());
+    clock.now += 9;
+    progress.update(120, 1.0, 0.01, -1, 12.0);
+    REQUIRE_FALSE(out.str().empty());
+    CHECK(split_lines(out.str()).back() == "step 120  loss 1  lr 1.0e-02  elapsed 0:12  ETA 0:48");
+    std::ostringstream bar_out;
+    ProgressOptions bar = options;
+    bar.mode = ProgressMode::Bar;
+    ProgressReporter bar_progress(0, bar_out, bar);
+    bar_progress.update(5, 1.0, 0.01, -1, 30.0);  // half the budget: half the bar
+    CHECK(bar_out.str().find("[##########..........] step 5  ") != std::string::npos);
+  }
+  SUBCASE("no step cap needs a budget") {
+    std::ostringstream out;
+    options.time_budget = 0;
+    CHECK_THROWS_WITH_AS(ProgressReporter(0, out, options), doctest::Contains("or 0 with a time budget"), ValueError);
+  }
+}

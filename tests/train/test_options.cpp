@@ -78,10 +78,11 @@ TEST_CASE("options table: numbers are read in the option's own terms (whole, fin
     }
     return std::string("accepted");
   };
-  CHECK(refusal("steps", "-5") == "must be a whole number from 1 to 1000000000, got '-5'");
-  CHECK(refusal("steps", "1e20") == "must be a whole number from 1 to 1000000000, got '1e20'");
-  CHECK(refusal("steps", "0") == "must be a whole number from 1 to 1000000000, got '0'");
-  CHECK(refusal("steps", "1000000001") == "must be a whole number from 1 to 1000000000, got '1000000001'");
+  CHECK(refusal("steps", "-5") == "must be a whole number from 0 to 1000000000, got '-5'");
+  CHECK(refusal("steps", "1e20") == "must be a whole number from 0 to 1000000000, got '1e20'");
+  CHECK(refusal("steps", "0") == "accepted");  // no step cap: validate() wants a time budget then
+  CHECK(refusal("steps", "1000000001") == "must be a whole number from 0 to 1000000000, got '1000000001'");
+  CHECK(refusal("batch", "0") == "must be a whole number from 1 to 1000000000, got '0'");
   CHECK(refusal("steps", " 5") != "accepted");
   CHECK(refusal("steps", "+5") != "accepted");
   CHECK(refusal("layers", "18446744073709551616") != "accepted");  // 2^64: no wrap
@@ -128,8 +129,13 @@ TEST_CASE("options table: validate() refuses what would fail later, naming the f
   induction.length = 3;
   CHECK(why(induction) == "valid");
   TrainOptions copy;
-  copy.steps = 0;  // made in code, never parsed: the same rule as the flag's
-  CHECK(why(copy) == "steps: must be a whole number from 1 to 1000000000, got '0'");
+  copy.steps = 0;  // no step cap: something else must stop the run
+  CHECK(why(copy) == "steps: 0 means no step cap, which needs a --time-budget to stop the run");
+  copy.time_budget = 30;
+  CHECK(why(copy) == "valid");
+  copy = TrainOptions{};
+  copy.batch = 0;  // made in code, never parsed: the same rule as the flag's
+  CHECK(why(copy) == "batch: must be a whole number from 1 to 1000000000, got '0'");
   copy = TrainOptions{};
   copy.clip_norm = std::nan("");
   CHECK(why(copy) == "clip_norm: must be a finite number, got 'nan'");

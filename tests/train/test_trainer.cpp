@@ -146,6 +146,21 @@ TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and 
   CHECK(rows[7].number("loss") == resumed.losses[7]);
 }
 
+TEST_CASE("trainer: with steps 0 (no cap) the time budget alone stops the run, after the budget is spent") {
+  // Before: the step cap always applied, so `--time-budget 600` stopped at the default 3000 steps.
+  TempDir d("budget");
+  std::ostringstream log;
+  TrainOptions o = tiny_copy_run(d.path, 0);
+  o.time_budget = 0.5;
+  const TrainResult r = train(o, log);
+  CHECK(r.train_seconds >= 0.5);
+  CHECK(r.steps_done == r.losses.size());
+  CHECK(r.steps_done > 0);
+  o.steps = 3;  // an explicit cap still comes first when it is nearer
+  o.overwrite = true;
+  CHECK(train(o, log).steps_done == 3);
+}
+
 TEST_CASE("trainer: a corrupt or mismatched checkpoint is refused with a clear error") {
   TempDir d("corrupt");
   std::ostringstream log;

@@ -64,7 +64,7 @@ class OptionError : public ValueError {
   X(std::size_t,   max_len,         "max-len",         64,       64,        64,       true,  kTranslate,            \
     "longest sequence in ids, <s>/</s> included (longer training pairs are skipped)")                             \
   X(double,        time_budget,     "time-budget",     0.0,      0.0,       0.0,      true,  kAllTasks,             \
-    "stop after this many seconds of training steps (evaluation excluded); 0 = no limit")                        \
+    "stop after this many seconds of training steps (evaluation excluded); 0 = no limit. Given without --steps, the budget alone stops the run")                        \
   X(std::size_t,   beam,            "beam",            4,        4,         4,        true,  kTranslate,            \
     "beam size for the final test BLEU")                                                                          \
   X(double,        length_penalty,  "length-penalty",  0.6,      0.6,       0.6,      true,  kTranslate,            \
@@ -98,7 +98,7 @@ class OptionError : public ValueError {
   X(bool,          tiled_attention, "tiled-attention", false,    false,     false,    true,  kAllTasks,             \
     "the tiled (FlashAttention-2 style) kernel wherever it applies: same results to float rounding, less memory") \
   X(std::size_t,   steps,           "steps",           2000,     3000,      1500,     true,  kAllTasks,             \
-    "training steps (at most)")                                                                                   \
+    "training steps (at most); 0 = no step cap, the --time-budget stops the run (what a budget without --steps means)")                                                                                   \
   X(std::size_t,   batch,           "batch",           64,       64,        32,       true,  kCopy | kInduction,    \
     "sequences per step")                                                                                         \
   X(double,        lr_factor,       "lr-factor",       0.5,      1.0,       1.0,      true,  kAllTasks,             \
