@@ -97,10 +97,11 @@ EOF
 
 echo "== fixtures: tiny finished runs of each task"
 small="--d-model 16 --heads 2 --ff 32 --layers 1 --batch 4 --progress none"
+small_translate="--d-model 16 --heads 2 --ff 32 --layers 1 --max-tokens 256 --progress none"  # no --batch: translate does not read it
 "$hl" train --task copy $small --steps 20 --eval-every 20 --eval-sequences 4 --run-dir "$tmp/copy" > /dev/null || exit 1
 head -n 300 "$repo"/datasets/de-en/small/train.tsv > "$tmp/train.tsv"
 head -n 20 "$repo"/datasets/de-en/small/valid.tsv > "$tmp/valid.tsv"
-"$hl" train --task translate $small --steps 10 --eval-every 10 --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" \
+"$hl" train --task translate $small_translate --steps 10 --eval-every 10 --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" \
   --run-dir "$tmp/translate" > /dev/null || exit 1
 "$hl" train --task induction $small --steps 10 --eval-every 10 --run-dir "$tmp/induction" > /dev/null || exit 1
 ckpt=$tmp/copy/checkpoint.safetensors
@@ -112,6 +113,7 @@ check steps_1e20 2 "--steps" -- "$hl" train --steps 1e20
 check steps_huge_integer 2 "--steps" -- "$hl" train --steps 99999999999999999999999
 check steps_empty 2 "--steps" -- "$hl" train --steps ""
 check steps_0_without_budget 2 "--steps: 0 means no step cap" -- "$hl" train --steps 0
+check flag_of_another_task 2 "--beam is for --task translate" -- "$hl" train --task copy --beam 8
 check seed_negative 2 "--seed" -- "$hl" train --seed -1
 check rope_2 2 "--rope" -- "$hl" train --rope=2
 check layers_0 2 "--layers" -- "$hl" train --layers 0
@@ -170,18 +172,18 @@ echo "== train: data files"
 { head -n 5 "$tmp/valid.tsv"; printf '%s\t%s\n' "$(head -c 5000 /dev/zero | tr '\0' 'a' | sed 's/a/a /g')" "b"; } \
   > "$tmp/long_line.tsv"
 check test_file_long_line_before_step_1 2 "long_line.tsv:6" -- \
-  "$hl" train --task translate $small --steps 100000 --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" \
+  "$hl" train --task translate $small_translate --steps 100000 --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" \
   --test "$tmp/long_line.tsv" --run-dir "$tmp/new_translate"
 printf 'ein Haus\ta house\nkein Tab hier\n' > "$tmp/no_tab.tsv"
 check valid_file_malformed 1 "no_tab.tsv:2" -- \
-  "$hl" train --task translate $small --train "$tmp/train.tsv" --valid "$tmp/no_tab.tsv" --run-dir "$tmp/new_translate2"
+  "$hl" train --task translate $small_translate --train "$tmp/train.tsv" --valid "$tmp/no_tab.tsv" --run-dir "$tmp/new_translate2"
 mkfifo "$tmp/fifo.tsv"
 check train_file_fifo 1 "fifo.tsv" -- \
-  "$hl" train --task translate $small --train "$tmp/fifo.tsv" --valid "$tmp/valid.tsv" --run-dir "$tmp/new_translate3"
+  "$hl" train --task translate $small_translate --train "$tmp/fifo.tsv" --valid "$tmp/valid.tsv" --run-dir "$tmp/new_translate3"
 cp -r "$tmp/translate" "$tmp/translate_edited"
 sed '1,3s/^[^\t]*/Ungewöhnlichkeit Zwischenfall Zusammenhang/' "$tmp/train.tsv" > "$tmp/train_edited.tsv"
 check translate_resume_other_vocabulary 2 "vocabular" --keeps "$tmp/translate_edited" -- \
-  "$hl" train --task translate $small --steps 20 --eval-every 10 --train "$tmp/train_edited.tsv" \
+  "$hl" train --task translate $small_translate --steps 20 --eval-every 10 --train "$tmp/train_edited.tsv" \
   --valid "$tmp/valid.tsv" --resume --run-dir "$tmp/translate_edited"
 
 echo "== checkpoints that cannot be used, from every command that reads one"

@@ -74,7 +74,11 @@ struct TranslateOptions {
   std::size_t beam = 4;           // 1 = greedy
   double length_penalty = 0.6;
   std::size_t extra_tokens = 10;
+  // A word the model's source vocabulary lacks: false = named on stderr and read as <unk>;
+  // true = refused (exit 1) before anything is translated.
+  bool strict = false;
 };
+// Empty lines give empty lines.
 int run_translate(const TranslateOptions& options);
 
 }  // namespace headlab::cli

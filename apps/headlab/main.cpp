@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
       ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
   translate->add_option("--length-penalty", translate_options.length_penalty, "GNMT length penalty alpha")
       ->check(headlab::cli::real_number(0, 1000))->capture_default_str();
+  translate->add_flag("--strict", translate_options.strict,
+                      "refuse a sentence with a word the model's source vocabulary lacks (default: name such "
+                      "words on stderr and read them as <unk>)");
   translate->add_option("--extra-tokens", translate_options.extra_tokens,
                         "at most len(source) + this many output tokens")
       ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();

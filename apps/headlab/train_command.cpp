@@ -1,4 +1,5 @@
 // train_command.cpp: `headlab train`.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iomanip>
@@ -6,6 +7,8 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "headlab/core/user_input.hpp"
+#include "headlab/data/text.hpp"
 #include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 
@@ -134,6 +137,19 @@ int run_decode(const std::string& run_dir, const std::string& input) {
     std::cerr << "headlab decode: give 1 to " << m.options.length << " token ids (the model's length)\n";
     return 2;
   }
+  // The copy task's sequences start with <s> = 1 and hold symbols 1 .. vocab-1, never <pad> = 0:
+  // anything else is a sequence the model never saw (before: a missing 1 was silently put back).
+  if (ids[0] != 1) {
+    std::cerr << "headlab decode: a copy sequence starts with the start symbol 1, as the training data does "
+                 "(for example --input '1 4 2 9'); got " << ids[0] << " first\n";
+    return 2;
+  }
+  for (std::size_t t = 1; t < ids.size(); ++t)
+    if (ids[t] == 0) {
+      std::cerr << "headlab decode: id 0 is <pad>, which copy sequences never hold (position " << t
+                << "); symbols are 1 to " << m.options.vocab - 1 << "\n";
+      return 2;
+    }
   IndexArray src = IndexArray::from_shape({1, ids.size()});
   std::copy(ids.begin(), ids.end(), src.data());
   const IndexArray out = greedy_decode(*m.model, src, ids.size(), 1);
@@ -158,6 +174,23 @@ int run_translate(const TranslateOptions& options) {
       return 1;
     }
     lines.push_back(line);
+  }
+  // Words the model never saw: said out loud (they become <unk>), or refused with --strict.
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::vector<std::string> unknown;
+    for (const std::string& token : tokenize(lines[i]))
+      if (m.src_vocab.id(token) == Vocabulary::unk && token != "<unk>") unknown.push_back(token);
+    if (unknown.empty()) continue;
+    std::string shown;
+    for (std::size_t k = 0; k < std::min<std::size_t>(unknown.size(), 8); ++k)
+      shown += (k ? ", " : "") + quote_clipped(unknown[k], 40);
+    if (unknown.size() > 8) shown += ", ... (" + std::to_string(unknown.size()) + " in all)";
+    if (options.strict) {
+      std::cerr << "headlab translate: stdin line " << i + 1 << ": not in the model's source vocabulary: " << shown
+                << " (--strict; without it they are read as <unk>)\n";
+      return 1;
+    }
+    std::cerr << "headlab translate: stdin line " << i + 1 << ": unknown, read as <unk>: " << shown << "\n";
   }
   DecodeOptions d;
   d.beam = options.beam;

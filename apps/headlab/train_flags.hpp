@@ -137,6 +137,28 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
         if (entry.key == task_row->flag) apply(resolved, entry);
     }
     resolved = TrainOptions::defaults_for(resolved.task);
+    const TrainOptions task_defaults = resolved;
+    // An option the task does not read would be silently ignored: refuse it, naming its task. A
+    // config file may hold it at the task's default (a run's own config.ini lists every option).
+    const unsigned task_bit = 1u << static_cast<unsigned>(resolved.task);
+    auto unused_by_task = [&](const OptionInfo& info, const std::string& where) {
+      std::vector<std::string> names;
+      for (Task t : {Task::copy, Task::translate, Task::induction})
+        if (info.tasks & (1u << static_cast<unsigned>(t))) names.push_back("--task " + task_name(t));
+      std::string tasks = names.empty() ? "no task" : names[0];
+      for (std::size_t i = 1; i < names.size(); ++i) tasks += (i + 1 == names.size() ? " or " : ", ") + names[i];
+      return ValueError(where + "--" + info.flag + " is for " + tasks + "; this run's task is " +
+                        task_name(resolved.task) + ", which does not read it");
+    };
+    for (const auto& [info, opt] : bound)
+      if (opt->count() != 0 && !(info->tasks & task_bit)) throw unused_by_task(*info, "");
+    for (const ConfigEntry& entry : file) {
+      const OptionInfo* info = find_option_by_flag(entry.key);
+      if (given(info) || (info->tasks & task_bit)) continue;
+      TrainOptions probe = task_defaults;
+      apply(probe, entry);
+      if (info->get(probe) != info->get(task_defaults)) throw unused_by_task(*info, entry.where + ": ");
+    }
     for (const ConfigEntry& entry : file)
       if (!given(find_option_by_flag(entry.key))) apply(resolved, entry);
     for (const auto& [info, opt] : bound)

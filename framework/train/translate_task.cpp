@@ -199,17 +199,19 @@ std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& mo
                                                           const DecodeOptions& options, std::size_t chunk) {
   const std::size_t max_len = model.config().max_len;
   std::vector<std::vector<std::int64_t>> encoded;
+  std::vector<std::size_t> order;  // the sentences to decode: those with a token
   for (std::size_t i = 0; i < sentences.size(); ++i) {
-    std::vector<std::int64_t> ids = src_vocab.encode(tokenize(sentences[i]));
+    const std::vector<std::string> tokens = tokenize(sentences[i]);
+    if (!tokens.empty()) order.push_back(i);
+    std::vector<std::int64_t> ids = src_vocab.encode(tokens);
     ids.push_back(Vocabulary::eos);
     if (ids.size() > max_len)
       throw ValueError("translate: sentence " + std::to_string(i + 1) + " has " + std::to_string(ids.size()) +
                        " ids with </s>; the model allows at most " + std::to_string(max_len));
     encoded.push_back(std::move(ids));
   }
-  // Length-sorted chunks: little padding, outputs put back in input order.
-  std::vector<std::size_t> order(encoded.size());
-  std::iota(order.begin(), order.end(), 0);
+  // Length-sorted chunks: little padding, outputs put back in input order. An empty sentence
+  // translates to an empty one (a model given only </s> would still say something).
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return encoded[a].size() < encoded[b].size(); });
   std::vector<std::vector<std::string>> out(sentences.size());

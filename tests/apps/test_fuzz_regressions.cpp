@@ -156,7 +156,8 @@ TEST_CASE("fuzz regression: paths CLI11's config reader could not reproduce now 
   // (" 2") without quotes, so config.ini gave back "2" for --train " 2"; and it read a '#' as the start
   // of a comment even inside quotes (valid="t#" came back as "t). Both were refused up front then. The
   // strict reader (headlab/train/config_file.hpp) takes a quoted value as is and comments as whole
-  // lines only, so these paths are kept, and config.ini gives them back.
+  // lines only, so these paths are kept, and config.ini gives them back. (The second fixture now
+  // names task translate: a copy run refuses a --valid it would not read.)
   TempDir dir("paths");
   for (const std::string fixture : {"cli_numeric_path_with_edge_space.ini", "cli_multiline_value_with_hash.ini"}) {
     CAPTURE(fixture);

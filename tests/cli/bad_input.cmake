@@ -21,6 +21,17 @@ expect_exit(cli.train_negative_dropout_exits_2 2 "--dropout" ${HL} train --dropo
 expect_exit(cli.train_label_smoothing_too_big_exits_2 2 "label-smoothing" ${HL} train --label-smoothing 1.5 --steps 1)
 expect_exit(cli.train_unknown_task_exits_2 2 "--task" ${HL} train --task poetry)
 expect_exit(cli.translate_task_without_valid_exits_2 2 "--valid" ${HL} train --task translate --train x.tsv)
+# An option the task does not read is refused, naming its task (before: --train was ignored by copy).
+expect_exit(cli.train_option_of_another_task_refused 2 "--train is for --task translate; this run's task is copy"
+            ${HL} train --task copy --train x.tsv --steps 1)
+expect_exit(cli.train_option_of_another_task_refused_induction 2 "--stop-at-perfect is for --task copy; this run's task is induction"
+            ${HL} train --task induction --stop-at-perfect --steps 1)
+file(WRITE ${BAD_DIR}/copy_with_beam.ini "[train]\ntask=copy\nbeam=8\n")
+expect_exit(cli.train_config_option_of_another_task_refused 2 "copy_with_beam.ini:3: --beam is for --task translate"
+            ${HL} train --config ${BAD_DIR}/copy_with_beam.ini --steps 1)
+file(WRITE ${BAD_DIR}/copy_with_default_beam.ini "[train]\ntask=copy\nbeam=4\n")
+expect_exit(cli.train_config_default_of_another_task_accepted 0 "steps=1"
+            ${HL} train --config ${BAD_DIR}/copy_with_default_beam.ini --steps 1 --print-config)
 
 # Data files.
 file(WRITE ${BAD_DIR}/malformed.tsv "ein Haus\ta house\nzwei Häuser ohne Tab\n")

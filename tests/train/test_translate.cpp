@@ -157,3 +157,27 @@ TEST_CASE("translate task: options round-trip through text, and per-task default
   o.beam = 7;
   CHECK(TrainOptions::from_text(o.to_text()).to_text() == o.to_text());
 }
+
+TEST_CASE("translate_sentences: a sentence without a token translates to no token, the others as before") {
+  // Before: an empty line was decoded from a lone </s>, and the model said something anyway
+  // ("at the police" on the real corpus).
+  const Vocabulary src = Vocabulary::build({{"w1", "w2", "w3"}}, 1), tgt = Vocabulary::build({{"v1", "v2", "v3"}}, 1);
+  TrainOptions o = TrainOptions::defaults_for(Task::translate);
+  o.d_model = 16;
+  o.heads = 2;
+  o.ff_dim = 32;
+  o.layers = 1;
+  Generator gen(3);
+  Transformer<float> model(o.model_config(src.size(), tgt.size()), gen);  // untrained: says anything
+  model.eval();
+  DecodeOptions greedy;
+  greedy.beam = 1;
+  const auto out = translate_sentences(model, src, tgt, {"", "w1 w2", "  \t ", "w3"}, greedy);
+  REQUIRE(out.size() == 4);
+  CHECK(out[0].empty());
+  CHECK(out[2].empty());
+  CHECK(out[1] == translate_sentences(model, src, tgt, {"w1 w2"}, greedy)[0]);
+  CHECK(out[3] == translate_sentences(model, src, tgt, {"w3"}, greedy)[0]);
+  // An untrained model does say something for a real sentence, so the empty outputs are not luck.
+  CHECK_FALSE((out[1].empty() && out[3].empty()));
+}

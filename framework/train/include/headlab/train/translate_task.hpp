@@ -33,8 +33,8 @@ double translation_loss(Transformer<float>& model, const std::vector<EncodedPair
 
 // Tokenizes, encodes (+ </s>), decodes (greedy, or beam when options.beam > 1)
 // in length-sorted chunks of `chunk` sentences, and returns each output's tokens
-// in input order. Throws ValueError naming the sentence when one is longer than
-// the model allows.
+// in input order; a sentence without a token gives no token. Throws ValueError
+// naming the sentence when one is longer than the model allows.
 std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& model, const Vocabulary& src_vocab,
                                                           const Vocabulary& tgt_vocab,
                                                           const std::vector<std::string>& sentences,
