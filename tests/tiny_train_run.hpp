@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <sstream>
 
 #include "headlab/train/trainer.hpp"
 
@@ -28,6 +29,28 @@ inline TrainOptions tiny_copy_run(const std::filesystem::path& dir, std::size_t 
   o.stop_at_perfect = false;
   o.progress = "none";
   o.run_dir = dir.string();
+  return o;
+}
+
+// The smallest run: d_model 4, one head, ff 4, one layer, vocabulary 4, length 3, one step of
+// batch 2, evaluated, trained into `dir` (428 parameters: small enough to take apart in every
+// test). Returns its options.
+inline TrainOptions smallest_copy_run_trained(const std::filesystem::path& dir) {
+  TrainOptions o;
+  o.vocab = 4;
+  o.length = 3;
+  o.d_model = 4;
+  o.heads = 1;
+  o.ff_dim = 4;
+  o.layers = 1;
+  o.steps = 1;
+  o.batch = 2;
+  o.eval_every = 1;
+  o.eval_sequences = 2;
+  o.progress = "none";
+  o.run_dir = dir.string();
+  std::ostringstream log;
+  train(o, log);
   return o;
 }
 

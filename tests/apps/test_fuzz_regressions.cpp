@@ -19,6 +19,7 @@
 #include "headlab/data/text.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "tiny_train_run.hpp"
 #include "train_flags.hpp"  // framework/cli: the real `headlab train` flags
 
 using namespace headlab;
@@ -32,21 +33,7 @@ const std::string kFuzzFixtures = std::string(HEADLAB_FIXTURE_DIR) + "/fuzz/";
 // The checkpoint of a 1-step copy-task run (d_model 4, one head, ff 4, one layer, vocabulary 4):
 // 428 parameters, small enough to take apart in every test.
 TensorFile tiny_checkpoint(const TempDir& dir) {
-  TrainOptions o;
-  o.vocab = 4;
-  o.length = 3;
-  o.d_model = 4;
-  o.heads = 1;
-  o.ff_dim = 4;
-  o.layers = 1;
-  o.steps = 1;
-  o.batch = 2;
-  o.eval_every = 1;
-  o.eval_sequences = 2;
-  o.progress = "none";
-  o.run_dir = dir.path.string();
-  std::ostringstream log;
-  train(o, log);
+  headlab::testing::smallest_copy_run_trained(dir.path);
   return load_safetensors((dir.path / "checkpoint.safetensors").string());
 }
 

@@ -19,6 +19,7 @@
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "tiny_train_run.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
@@ -27,24 +28,7 @@ using headlab::testing::TempDir;
 namespace {
 
 // A 1-step copy run of a tiny model (d_model 4, one head, one layer, vocabulary 4) in `dir`.
-TrainOptions tiny_copy_run(const TempDir& dir) {
-  TrainOptions o;
-  o.vocab = 4;
-  o.length = 3;
-  o.d_model = 4;
-  o.heads = 1;
-  o.ff_dim = 4;
-  o.layers = 1;
-  o.steps = 1;
-  o.batch = 2;
-  o.eval_every = 1;
-  o.eval_sequences = 2;
-  o.progress = "none";
-  o.run_dir = dir.path.string();
-  std::ostringstream log;
-  train(o, log);
-  return o;
-}
+TrainOptions tiny_copy_run(const TempDir& dir) { return headlab::testing::smallest_copy_run_trained(dir.path); }
 
 // Every float of every tensor whose name starts with `prefix` set to `value`.
 TensorFile with_floats(TensorFile file, const std::string& prefix, float value) {

@@ -3,9 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "headlab/core/file_writer.hpp"
 #include "headlab/data/bleu.hpp"
 #include "headlab/core/random.hpp"
 #include "headlab/train/trainer.hpp"
@@ -37,9 +37,9 @@ std::string toy_sentence_pairs(std::uint64_t seed, std::size_t count) {
 
 TrainOptions toy_options(const TempDir& dir, std::size_t steps) {
   TrainOptions o = TrainOptions::defaults_for(Task::translate);
-  std::ofstream(dir.path / "train.tsv") << toy_sentence_pairs(1, 600);
-  std::ofstream(dir.path / "valid.tsv") << toy_sentence_pairs(2, 40);
-  std::ofstream(dir.path / "test.tsv") << toy_sentence_pairs(3, 40);
+  write_file_atomic(dir.path / "train.tsv", toy_sentence_pairs(1, 600), "test");
+  write_file_atomic(dir.path / "valid.tsv", toy_sentence_pairs(2, 40), "test");
+  write_file_atomic(dir.path / "test.tsv", toy_sentence_pairs(3, 40), "test");
   o.train_file = (dir.path / "train.tsv").string();
   o.valid_file = (dir.path / "valid.tsv").string();
   o.test_file = (dir.path / "test.tsv").string();
@@ -120,7 +120,7 @@ TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") 
 TEST_CASE("translate task: bad corpora and options are reported with the file, line and value") {
   TempDir dir("bad");
   TrainOptions o = toy_options(dir, 2);
-  std::ofstream(dir.path / "broken.tsv") << "w1 w2\tv1 v2\nw3 w4 without a tab\n";
+  write_file_atomic(dir.path / "broken.tsv", "w1 w2\tv1 v2\nw3 w4 without a tab\n", "test");
   o.train_file = (dir.path / "broken.tsv").string();
   std::ostringstream log;
   CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("broken.tsv:2"), FormatError);
@@ -135,7 +135,8 @@ TEST_CASE("translate task: bad corpora and options are reported with the file, l
   CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("no training pair"), ValueError);
 
   o = toy_options(dir, 2);
-  std::ofstream(dir.path / "long_valid.tsv") << "w1 w2\tv1 v2 .\n" << std::string(60, 'w') << " w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1\tv1 .\n";
+  write_file_atomic(dir.path / "long_valid.tsv",
+                    "w1 w2\tv1 v2 .\n" + std::string(60, 'w') + " w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1 w1\tv1 .\n", "test");
   o.valid_file = (dir.path / "long_valid.tsv").string();
   o.max_len = 12;
   CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("long_valid.tsv:2: the pair is longer than --max-len 12"),
