@@ -122,6 +122,14 @@ check heads_not_dividing 2 "does not divide" -- "$hl" train --heads 3
 check lr_factor_nan 2 "--lr-factor" -- "$hl" train --lr-factor nan
 check lr_factor_inf 2 "--lr-factor" -- "$hl" train --lr-factor inf
 check dropout_1_5 2 "dropout" -- "$hl" train --dropout 1.5
+check optimizer_unknown 2 "--optimizer" -- "$hl" train --optimizer rmsprop
+check betas_one_number 2 "--betas.*two numbers" -- "$hl" train --betas 0.9
+check betas_of_sgd 2 "--betas: is for --optimizer adam and adamw" -- "$hl" train --optimizer sgd --betas 0.8,0.9
+check momentum_of_adam 2 "--momentum: is for --optimizer sgd" -- "$hl" train --momentum 0.9
+check lr_with_noam 2 "--lr: is not read by --schedule noam" -- "$hl" train --lr 1e-3
+check cosine_without_lr 2 "--schedule cosine needs --lr" -- "$hl" train --schedule cosine
+check cosine_without_steps 2 "no step count" -- "$hl" train --schedule cosine --lr 1e-3 --time-budget 5
+check grad_accum_0 2 "--grad-accum" -- "$hl" train --grad-accum 0
 check length_penalty_nan 2 "--length-penalty" -- "$hl" train --task translate --length-penalty nan \
   --train "$tmp/train.tsv" --valid "$tmp/valid.tsv"
 check induction_length_2 2 "--length" -- "$hl" train --task induction --length 2 --steps 300

@@ -249,14 +249,14 @@ class TranslateTask : public detail::TrainingTask {
   std::string name() const override { return "translation"; }
   std::map<std::string, std::string> checkpoint_extras() const override { return checkpoint_extras_; }
 
-  // The batch of step s (from 1) depends only on (seed, s): a shuffle per epoch.
-  detail::StepLoss step_loss(std::size_t step, Generator&, Generator& dropout_rng) override {
-    const std::size_t e = (step - 1) / batches_.size();
+  // Batch number n (from 1) depends only on (seed, n): a shuffle per epoch.
+  detail::StepLoss step_loss(std::size_t batch, Generator&, Generator& dropout_rng) override {
+    const std::size_t e = (batch - 1) / batches_.size();
     if (e != epoch_) {
       epoch_ = e;
       order_ = epoch_order(o_.seed, epoch_, batches_.size());
     }
-    const Batch& b = batches_[order_[(step - 1) % batches_.size()]];
+    const Batch& b = batches_[order_[(batch - 1) % batches_.size()]];
     const Tensor<float> logits =
         model_.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, &dropout_rng);  // (B, T-1, V)
     const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
