@@ -375,7 +375,8 @@ int emit_jobs(const AblateOptions& o, const SweepPlan& plan, const std::vector<s
 void check_emit_flags(const AblateOptions& o) {
   if (o.emit_jobs.empty() && o.emit_slurm.empty()) return;
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
-    throw ValueError("--emit-jobs and --emit-slurm name the same file " + quote_clipped(o.emit_jobs) + ": give two files");
+    throw ValueError("--emit-jobs and --emit-slurm name the same file " + quote_clipped(o.emit_jobs) +
+                     ": give two files");
   for (const auto& [flag, file] : {std::pair{"--emit-jobs", &o.emit_jobs}, std::pair{"--emit-slurm", &o.emit_slurm}}) {
     if (file->empty()) continue;
     std::error_code ec;

@@ -117,7 +117,8 @@ CollectedRuns collect_sweep_runs(const SweepPlan& plan, const std::vector<fs::pa
                              grid_text(plan.spec.grid) + " with seeds " + seeds_text(plan.spec.seeds) +
                              ", its runs named like " + plan.runs.front().name + ")");
         else
-          out.remarks.push_back("skipped " + quote_clipped(dir.string()) + ": not a run directory (no config.ini or summary.json)");
+          out.remarks.push_back("skipped " + quote_clipped(dir.string()) +
+                                ": not a run directory (no config.ini or summary.json)");
         continue;
       }
       const RunState state = run_state(dir);
@@ -134,7 +135,8 @@ CollectedRuns collect_sweep_runs(const SweepPlan& plan, const std::vector<fs::pa
           continue;
         }
       } else if (state == RunState::Finished) {
-        problems.push_back(quote_clipped(dir.string()) + ": finished but has no config.ini, so nothing tells which run it is");
+        problems.push_back(quote_clipped(dir.string()) +
+                           ": finished but has no config.ini, so nothing tells which run it is");
         continue;
       }
       copies[name].push_back({dir, state});

@@ -100,7 +100,8 @@ std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::str
   s += "fi\n";
   s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
   for (std::size_t i = 0; i < commands.size(); ++i) s += "  " + std::to_string(i) + ") " + commands[i] + " ;;\n";
-  s += "  *) echo \"$0: SLURM_ARRAY_TASK_ID=$SLURM_ARRAY_TASK_ID is not a task of this array (0-" + last + ")\" >&2; exit 2 ;;\n";
+  s += "  *) echo \"$0: SLURM_ARRAY_TASK_ID=$SLURM_ARRAY_TASK_ID is not a task of this array (0-" + last +
+       ")\" >&2; exit 2 ;;\n";
   s += "esac\n";
   return s;
 }

@@ -2,7 +2,7 @@
 # tests/cli/ablate_cluster.sh HEADLAB WORK CASE: `headlab ablate` sweeps run elsewhere, as a cluster
 # would run them (tests/cli/ablate_cluster.cmake runs one CASE per test):
 #   slurm     --emit-slurm writes an array of 4 tasks; bash runs each task by SLURM_ARRAY_TASK_ID,
-#             in a sweep directory whose path holds a space, quotes and a '$'; each task makes
+#             in a sweep directory whose path holds a space, quotes, {} and a '$'; each task makes
 #             exactly its run; the --emit-jobs file of the same sweep runs line by line as GNU
 #             parallel would (parallel itself when installed)
 #   collect   the tasks' run directories moved to two "node" folders are collected into the same
@@ -56,7 +56,7 @@ mkdir -p "$work"
 
 case $case_name in
 slurm)
-  w="$work/a dir with 'quotes' and \$HOME"
+  w="$work/a dir with 'quotes', {} and \$HOME"  # {}: GNU parallel's replacement string
   out="$w/sweep"
   mkdir -p "$w"
   expect 0 "wrote a SLURM array of 4 tasks \(0-3\)" \

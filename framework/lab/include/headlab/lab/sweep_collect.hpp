@@ -37,7 +37,7 @@ namespace headlab {
 
 struct CollectedRuns {
   std::map<std::string, std::filesystem::path> run_dirs;  // planned run name -> the copy to read
-  std::map<std::string, std::string> notes;  // planned run name -> "resumable, in DIR" / "not found in the 2 directories"
+  std::map<std::string, std::string> notes;  // planned run name -> "resumable, in DIR", "not found in the 2 directories"
   std::vector<std::string> remarks;          // for the user: copies not read, directories skipped
   std::size_t finished = 0;                  // planned runs with a finished copy
 };
