@@ -235,6 +235,31 @@ check decode_not_a_number 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input "1 
 check decode_empty_input 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input ""
 check stats_long_value 2 "" -- "$hl" stats --gate "$long"
 
+echo "== ablate: jobs for other schedulers and runs collected from elsewhere"
+sweep_flags=(--grid heads=1,2 -- --task copy --steps 20)
+"$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp/sweep_jobs.txt" "${sweep_flags[@]}" > /dev/null || exit 1
+check ablate_emit_slurm_no_such_directory 2 "--emit-slurm .*does not exist" -- \
+  "$hl" ablate --out "$tmp/sweep" --emit-slurm "$tmp/nowhere/x.sbatch" "${sweep_flags[@]}"
+check ablate_emit_jobs_to_a_directory 2 "--emit-jobs .*is a directory" -- \
+  "$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp" "${sweep_flags[@]}"
+check ablate_emit_jobs_line_break_in_out 2 "--run-dir: contains a control character" -- \
+  "$hl" ablate --out "$tmp/line
+break" --emit-jobs "$tmp/jobs_nl.txt" "${sweep_flags[@]}"
+check ablate_emit_slurm_line_break_in_flag 2 "--train: contains a control character" -- \
+  "$hl" ablate --out "$tmp/sweep_nl" --emit-slurm "$tmp/nl.sbatch" --grid heads=1,2 -- --task translate \
+  --train "$tmp/train
+.tsv" --valid "$tmp/valid.tsv"
+check ablate_collect_long_directory 2 "--collect 'xxx.*no such directory" --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$long"
+check ablate_collect_a_file 2 "not a directory" --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$tmp/sweep_jobs.txt"
+check ablate_collect_run_of_another_sweep 2 "not a run of this sweep" --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$tmp/copy"
+mkdir -p "$tmp/renamed"
+cp -r "$tmp/copy" "$tmp/renamed/heads=1,seed=1"
+check ablate_collect_run_with_other_flags 2 "from another sweep: " --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$tmp/renamed"
+
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file
 check heads_full_disk 1 "heads|No space|too large|File too large" -- "${full[@]}" "$hl" heads --checkpoint "$ckpt" \
