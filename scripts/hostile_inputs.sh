@@ -219,6 +219,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "heads_$bad" 1 "$bad" -- "$hl" heads --checkpoint "$file" --out "$tmp/heads_$bad" --probe-sequences 2
   check "prune_$bad" 1 "$bad" -- "$hl" prune --checkpoint "$file" --out "$tmp/prune_$bad" --sequences 4
   check "translate_$bad" 1 "$bad" -- sh -c "echo 'ein Haus' | '$hl' translate --checkpoint '$file'"
+  check "eval_data_$bad" 1 "$bad" -- "$hl" eval --checkpoint "$file" --data "$tmp/valid.tsv"
 done
 
 echo "== other commands: values out of range"
@@ -259,6 +260,40 @@ mkdir -p "$tmp/renamed"
 cp -r "$tmp/copy" "$tmp/renamed/heads=1,seed=1"
 check ablate_collect_run_with_other_flags 2 "from another sweep: " --keeps "$tmp/sweep" -- \
   "$hl" ablate --out "$tmp/sweep" --collect "$tmp/renamed"
+
+echo "== eval --data: files the pairs cannot come from, and flags that do not go together"
+tr_ckpt=$tmp/translate/checkpoint.safetensors
+printf 'ein Haus\ta house\nzwei H\303\244user ohne Tab\n' > "$tmp/eval_no_tab.tsv"
+printf 'ein Haus\ta house\nein \377\376\ta\n' > "$tmp/eval_bad_utf8.tsv"
+printf 'ein Haus\ta house\n\n' > "$tmp/eval_blank_line.tsv"
+: > "$tmp/eval_empty.tsv"
+{ printf 'ein Haus\ta house\n'; printf 'ein %.0s' $(seq 200); printf '\tein\n'; } > "$tmp/eval_too_long.tsv"
+mkfifo "$tmp/eval_fifo.tsv"
+check eval_data_missing 1 "no_such_pairs.tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/no_such_pairs.tsv"
+check eval_data_no_tab 1 "eval_no_tab.tsv:2: no tab" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_no_tab.tsv"
+check eval_data_bad_utf8 1 "eval_bad_utf8.tsv:2" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_bad_utf8.tsv"
+check eval_data_blank_line 1 "eval_blank_line.tsv:2" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_blank_line.tsv"
+check eval_data_empty 1 "no sentence pairs" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_empty.tsv"
+check eval_data_too_long 1 "eval_too_long.tsv:2: the pair is longer than --max-len" -- "$hl" eval --checkpoint "$tr_ckpt" \
+  --data "$tmp/eval_too_long.tsv"
+check eval_data_fifo 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_fifo.tsv"
+check eval_data_directory 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp"
+check eval_data_dev_zero 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data /dev/zero
+check eval_data_long_path 1 "read_parallel_tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$long"
+check eval_beam_0 2 "--beam" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" --beam 0
+check eval_beam_1e20 2 "--beam" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" --beam 1e20
+check eval_length_penalty_nan 2 "--length-penalty" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" \
+  --beam 2 --length-penalty nan
+check eval_length_penalty_greedy 2 "beam search" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" \
+  --length-penalty 1
+check eval_translate_without_data 2 "give --data" -- "$hl" eval --checkpoint "$tr_ckpt"
+check eval_translate_sequences 2 "--sequences is not read" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" \
+  --sequences 4
+check eval_copy_data 2 "'copy' checkpoint" -- "$hl" eval --run-dir "$tmp/copy" --data "$tmp/valid.tsv"
+check eval_induction_data 2 "'induction' checkpoint" -- "$hl" eval --run-dir "$tmp/induction" --data "$tmp/valid.tsv"
+check eval_copy_beam 2 "--beam is not read" -- "$hl" eval --run-dir "$tmp/copy" --beam 4
+check eval_dir_and_checkpoint 2 "excludes" -- "$hl" eval --run-dir "$tmp/copy" --checkpoint "$tr_ckpt"
+check eval_long_checkpoint 1 "" -- "$hl" eval --checkpoint "$long" --data "$tmp/valid.tsv"
 
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file
