@@ -7,9 +7,13 @@
 #include <sstream>
 #include <string>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "headlab/data/input_file.hpp"
+#include "headlab/train/lm_task.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/evaluation.hpp"
 
@@ -76,6 +80,43 @@ int eval_induction(const LoadedModel& m, const std::string& path, const EvalOpti
                  {"first_half_loss", s.first_half_loss},
                  {"repeated_loss", s.repeated_loss},
                  {"repeated_accuracy", s.repeated_accuracy}},
+                human.str());
+}
+
+// lm: nats and bits per character over the text of --data, in consecutive windows of the
+// model's context (lm_score, as the trainer scores its validation text).
+int eval_lm(const LoadedModel& m, const std::string& path, const EvalOptions& o) {
+  if (!o.data_given) {
+    std::cerr << "headlab eval: " << path << " is an 'lm' checkpoint: give --data FILE (a UTF-8 text)\n";
+    return 2;
+  }
+  if (refuse_flag(o.sequences_given, "--sequences", path, m.options.task, "a language model is scored on all of --data") ||
+      refuse_flag(o.beam_given, "--beam", path, m.options.task, "it is for translation") ||
+      refuse_flag(o.length_penalty_given, "--length-penalty", path, m.options.task, "it is for translation"))
+    return 2;
+  const std::string text = read_regular_file(o.data, "eval --data");
+  std::vector<std::int64_t> ids;
+  try {
+    ids = m.chars.encode(text);
+  } catch (const ValueError& e) {
+    throw FormatError("eval --data: " + o.data + ": " + e.what());
+  }
+  if (ids.size() < m.options.length + 1)
+    throw FormatError("eval --data: " + o.data + ": " + std::to_string(ids.size()) +
+                      " characters, fewer than one window of the model's context + 1 = " +
+                      std::to_string(m.options.length + 1));
+  const std::size_t unknown = m.chars.count_unknown(text);
+  const LmScore s = lm_score(*m.lm, ids, m.options.length, std::numeric_limits<std::size_t>::max(), m.options.batch);
+  std::ostringstream human;
+  human << "checkpoint " << path << " (lm, step " << m.step << "), " << o.data << ": " << ids.size() << " characters ("
+        << unknown << " unknown, read as <unk>), " << s.characters << " scored: " << std::fixed << std::setprecision(4)
+        << s.loss << " nats/char, " << std::setprecision(3) << s.bits_per_char << " bits/char\n";
+  return report(o, path, m,
+                {{"characters", ids.size()},
+                 {"unknown_characters", unknown},
+                 {"scored_characters", s.characters},
+                 {"loss", s.loss},
+                 {"bits_per_char", s.bits_per_char}},
                 human.str());
 }
 
@@ -151,6 +192,8 @@ int run_eval(const EvalOptions& o) {
       return eval_induction(m, path, o);
     case Task::translate:
       return eval_translate(m, path, o);
+    case Task::lm:
+      return eval_lm(m, path, o);
   }
   std::cerr << "headlab eval: " << path << ": no evaluation for the '" << task_name(m.options.task) << "' task\n";
   return 2;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 #include <iostream>
@@ -62,6 +63,13 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
       std::cout << "; test BLEU greedy " << std::setprecision(2) << r.test_bleu_greedy << ", beam " << options.beam
                 << " " << r.test_bleu_beam;
     std::cout << "\n";
+    if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+    return 0;
+  }
+  if (options.task == Task::lm) {
+    std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
+              << " s; last validation " << std::setprecision(4) << r.valid_loss << " nats/char, " << std::setprecision(3)
+              << r.valid_loss / std::log(2.0) << " bits/char; best.safetensors: step " << r.best_step << "\n";
     if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
     return 0;
   }

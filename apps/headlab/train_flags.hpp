@@ -32,30 +32,34 @@ struct TrainCommand {
   std::shared_ptr<std::string> config_path;
 };
 
-// " [default: 64]" or " [default: copy 64, translate 128, induction 64]", and which tasks read it.
+// " [default: 64]" or " [default: copy 64, translate 128, induction 64, lm 128]", and which tasks read it.
 inline std::string option_help(const OptionInfo& info) {
   std::string help = info.help;
   std::vector<std::string> per_task;
   std::string first;
   bool same = true;
-  for (Task task : {Task::copy, Task::translate, Task::induction}) {
+  for (Task task : all_tasks()) {
     const std::string value = info.get(TrainOptions::defaults_for(task));
     if (per_task.empty()) first = value;
     same = same && value == first;
     per_task.push_back(task_name(task) + " " + (value.empty() ? "\"\"" : value));
   }
   if (std::string(info.field) == "task") return help;
+  auto joined = [](const std::vector<std::string>& items) {
+    std::string s;
+    for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+    return s;
+  };
   if (same) {
     if (!first.empty()) help += " [default: " + first + "]";
   } else {
-    help += " [default: " + per_task[0] + ", " + per_task[1] + ", " + per_task[2] + "]";
+    help += " [default: " + joined(per_task) + "]";
   }
   if (info.tasks != kAllTasks) {
     std::vector<std::string> names;
-    for (Task task : {Task::copy, Task::translate, Task::induction})
+    for (Task task : all_tasks())
       if (info.tasks & (1u << static_cast<unsigned>(task))) names.push_back(task_name(task));
-    help += " (" + names[0] + (names.size() > 1 ? ", " + names[1] : "") + (names.size() > 2 ? ", " + names[2] : "") +
-            " only)";
+    help += " (" + joined(names) + " only)";
   }
   return help;
 }
@@ -65,8 +69,9 @@ inline std::string option_help(const OptionInfo& info) {
 // booleans take true, false, 1 or 0 (`--rope` alone is true). `tr` must outlive the parse;
 // TrainCommand::resolve fills it.
 inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
-  auto* train = app.add_subcommand("train", "train a transformer on a task: copy, translate (a TSV corpus) or "
-                                            "induction (a decoder-only model); per-task defaults in brackets");
+  auto* train = app.add_subcommand("train", "train a transformer on a task: copy, translate (a TSV corpus), "
+                                            "induction (a decoder-only model) or lm (a language model on a text); "
+                                            "per-task defaults in brackets");
   train->fallthrough();
   auto config_path = std::make_shared<std::string>();
   train->add_option("--config", *config_path,
@@ -101,7 +106,8 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
     const std::string field = info.field;
     if (info.kind == OptionKind::count) opt->type_name("COUNT");
     else if (info.kind == OptionKind::real) opt->type_name("NUMBER");
-    else if (field == "train_file" || field == "valid_file" || field == "test_file") opt->type_name("FILE");
+    else if (field == "train_file" || field == "valid_file" || field == "test_file" || field == "text_file")
+      opt->type_name("FILE");
     else if (field == "run_dir") opt->type_name("DIR");
     else if (field == "betas") opt->type_name("B1,B2");
     else if (info.kind != OptionKind::flag) opt->type_name("TEXT");
@@ -144,7 +150,7 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
     const unsigned task_bit = 1u << static_cast<unsigned>(resolved.task);
     auto unused_by_task = [&](const OptionInfo& info, const std::string& where) {
       std::vector<std::string> names;
-      for (Task t : {Task::copy, Task::translate, Task::induction})
+      for (Task t : all_tasks())
         if (info.tasks & (1u << static_cast<unsigned>(t))) names.push_back("--task " + task_name(t));
       std::string tasks = names.empty() ? "no task" : names[0];
       for (std::size_t i = 1; i < names.size(); ++i) tasks += (i + 1 == names.size() ? " or " : ", ") + names[i];

@@ -220,6 +220,15 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
 
 
 
+CharVocabulary saved_char_vocabulary(const TensorFile& file) {
+  const std::string& text = checkpoint_meta(file, "lm_chars");
+  try {
+    return CharVocabulary::from_text(text);
+  } catch (const std::exception& e) {
+    throw FormatError("checkpoint " + file.source + ": metadata 'lm_chars': " + e.what());
+  }
+}
+
 LoadedModel load_trained_model(const std::string& path) { return load_trained_model(load_checkpoint_file(path)); }
 
 namespace {
@@ -279,11 +288,13 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
       out.src_vocab = saved_vocabulary(file, "src_vocab");
       out.tgt_vocab = saved_vocabulary(file, "tgt_vocab");
     }
-    return out.options.task == Task::induction;
+    if (out.options.task == Task::lm) out.chars = saved_char_vocabulary(file);
+    return out.options.task == Task::induction || out.options.task == Task::lm;
   });
   TransformerConfig config = out.options.task == Task::translate
                                  ? out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size())
-                                 : out.options.model_config();
+                             : out.options.task == Task::lm ? out.options.model_config(out.chars.size(), out.chars.size())
+                                                            : out.options.model_config();
   if (decoder_only) config.src_vocab = 1;  // no encoder
   as_format_error(file.source, [&] { config.validate(); });
   check_model_fits_checkpoint(config, file, decoder_only);

@@ -41,6 +41,7 @@ BatchShape training_batch(const TrainOptions& o) {
   switch (o.task) {
     case Task::copy: return {double(o.batch), double(o.length), double(o.length)};
     case Task::induction: return {double(o.batch), 0, double(2 * o.length + 1)};
+    case Task::lm: return {double(o.batch), 0, double(o.length)};
     case Task::translate: {  // sentences x longest side <= max_tokens: the worst case is B = max_tokens / max_len
       const double T = double(std::min(o.max_len, o.max_tokens));
       return {double(o.max_tokens) / std::max(T, 1.0), T, T};
@@ -54,12 +55,13 @@ BatchShape evaluation_batch(const TrainOptions& o) {
   switch (o.task) {
     case Task::copy: return {double(o.eval_sequences), double(o.length), double(o.length)};
     case Task::induction: return {double(o.eval_sequences), 0, double(2 * o.length + 1)};
+    case Task::lm: return training_batch(o);  // validation windows go `batch` at a time
     case Task::translate: return training_batch(o);  // validation loss batches have the same budget
   }
   return {};
 }
 
-bool decoder_only(const TrainOptions& o) { return o.task == Task::induction; }
+bool decoder_only(const TrainOptions& o) { return o.task == Task::induction || o.task == Task::lm; }
 
 // Parameters of the model the options describe (the same count as Module::parameter_count, to a
 // few biases): attention modules from attention_cost, feed-forward 2 D F + F + D, layer norms 2 D,
@@ -117,6 +119,7 @@ double evaluation_floats(const TrainOptions& o, double tgt_vocab) {
       caches = 2 * 2 * L * b.B * (b.S + b.T) * D;
       break;
     case Task::induction:
+    case Task::lm:
       tokens = b.B * b.T;
       attention = 6 * b.B * h * b.T * b.T;
       break;
@@ -150,9 +153,12 @@ std::string MemoryEstimate::describe(std::size_t largest) const {
 }
 
 MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab) {
-  const bool from_options = o.task != Task::translate;
-  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab, 4));
-  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab, 4));
+  // copy and induction: --vocab; translate and lm: the vocabularies read from their files (lm: at
+  // most 256 characters assumed before the text is read)
+  const bool from_options = o.task == Task::copy || o.task == Task::induction;
+  const std::size_t unread = o.task == Task::lm ? 256 : 4;
+  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab ? src_vocab : unread, 4));
+  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab ? tgt_vocab : unread, 4));
   const double P = parameter_count(o, Vs, Vt);
   const BatchShape b = training_batch(o);
   MemoryEstimate e;
@@ -175,9 +181,12 @@ MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_v
 
 MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab,
                                          double checkpoint_bytes) {
-  const bool from_options = o.task != Task::translate;
-  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab, 4));
-  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab, 4));
+  // copy and induction: --vocab; translate and lm: the vocabularies read from their files (lm: at
+  // most 256 characters assumed before the text is read)
+  const bool from_options = o.task == Task::copy || o.task == Task::induction;
+  const std::size_t unread = o.task == Task::lm ? 256 : 4;
+  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab ? src_vocab : unread, 4));
+  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab ? tgt_vocab : unread, 4));
   MemoryEstimate e;
   const double P = parameter_count(o, Vs, Vt);
   e.items.push_back({"parameters", kFloat * P});

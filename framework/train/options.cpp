@@ -19,14 +19,20 @@ std::string task_name(Task task) {
     case Task::copy: return "copy";
     case Task::translate: return "translate";
     case Task::induction: return "induction";
+    case Task::lm: return "lm";
   }
   return "copy";
 }
 
+const std::vector<Task>& all_tasks() {
+  static const std::vector<Task> tasks = {Task::copy, Task::translate, Task::induction, Task::lm};
+  return tasks;
+}
+
 Task parse_task(const std::string& name) {
-  for (Task t : {Task::copy, Task::translate, Task::induction})
+  for (Task t : all_tasks())
     if (task_name(t) == name) return t;
-  throw ValueError(quote_clipped(name) + " is not a known task (copy, translate, induction)");
+  throw ValueError(quote_clipped(name) + " is not a known task (copy, translate, induction, lm)");
 }
 
 // ---- Values as text: one overload per column type of the table --------------------------------
@@ -109,7 +115,7 @@ template <> OptionKind kind_of<Task>() { return OptionKind::choice; }
 template <> OptionKind kind_of<GateKind>() { return OptionKind::choice; }
 
 std::vector<std::string> choices_of(const std::string& field) {
-  if (field == "task") return {"copy", "translate", "induction"};
+  if (field == "task") return {"copy", "translate", "induction", "lm"};
   if (field == "gate") return {"none", "headwise", "elementwise"};
   if (field == "progress") return {"auto", "bar", "lines", "none"};
   if (field == "optimizer") return {"sgd", "adam", "adamw"};
@@ -120,7 +126,7 @@ std::vector<std::string> choices_of(const std::string& field) {
 
 std::vector<OptionInfo> make_table() {
   std::vector<OptionInfo> table;
-#define HEADLAB_TABLE_ROW(type, field, flag, copy, translate, induction, stored, tasks, help)                     \
+#define HEADLAB_TABLE_ROW(type, field, flag, copy, translate, induction, lm, stored, tasks, help)                     \
   {                                                                                                              \
     std::vector<std::string> choices = choices_of(#field);                                                       \
     table.push_back(OptionInfo{#field, flag, help, choices.empty() ? kind_of<type>() : OptionKind::choice, stored, \
@@ -155,8 +161,11 @@ const OptionInfo* find_option_by_flag(const std::string& flag) {
 
 TrainOptions TrainOptions::defaults_for(Task task) {
   TrainOptions o;
-#define HEADLAB_TASK_DEFAULT(type, field, flag, for_copy, for_translate, for_induction, stored, tasks, help) \
-  o.field = task == Task::translate ? type(for_translate) : task == Task::induction ? type(for_induction) : type(for_copy);
+#define HEADLAB_TASK_DEFAULT(type, field, flag, for_copy, for_translate, for_induction, for_lm, stored, tasks, help) \
+  o.field = task == Task::translate   ? type(for_translate)                                                         \
+            : task == Task::induction ? type(for_induction)                                                         \
+            : task == Task::lm        ? type(for_lm)                                                                \
+                                      : type(for_copy);
   HEADLAB_TRAIN_OPTIONS(HEADLAB_TASK_DEFAULT)
 #undef HEADLAB_TASK_DEFAULT
   return o;
@@ -180,10 +189,10 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.src_vocab = src_vocab;
   c.tgt_vocab = tgt_vocab;
   c.max_len = task == Task::translate ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
-  if (task == Task::induction) {  // a decoder-only model: `layers` causal layers over 2 T + 1 positions
+  if (task == Task::induction || task == Task::lm) {  // a decoder-only model: `layers` causal layers
     c.encoder_layers = 0;
     c.attention_only = attention_only;
-    c.max_len = 2 * length + 1;
+    c.max_len = task == Task::induction ? 2 * length + 1 : length;  // induction: 2 T + 1 positions
   }
   return c;
 }
@@ -254,8 +263,8 @@ void TrainOptions::validate() const {
       bad(info.field, e.what());
     }
   }
-  if (attention_only && task != Task::induction)
-    bad("attention_only", "is for task induction (a decoder-only model)");
+  if (attention_only && task != Task::induction && task != Task::lm)
+    bad("attention_only", "is for tasks induction and lm (decoder-only models)");
   if (task == Task::copy) {
     if (vocab < 3) bad("vocab", count(vocab) + " is too small: needs at least 3 ids (<pad>, <s>, one symbol)");
     if (length < 2) bad("length", count(length) + " is too short: needs at least 2 tokens");
@@ -265,6 +274,13 @@ void TrainOptions::validate() const {
     if (length < 3 || length > 100000)
       bad("length", "must be from 3 to 100000 for task induction (blocks of (T+1)/2 to T tokens, at least 2), got " +
                         count(length));
+  } else if (task == Task::lm) {
+    if (text_file.empty()) bad("text_file", "task lm needs a text to learn: --text FILE (UTF-8)");
+    if (length < 2) bad("length", count(length) + " is too short: a training window needs at least 2 tokens");
+    if (valid_file.empty() && !(valid_fraction > 0 && valid_fraction <= 0.5))
+      bad("valid_fraction", "must be in (0, 0.5]: the share of --text held out for validation");
+    if (!valid_file.empty() && valid_fraction != defaults_for(Task::lm).valid_fraction)
+      bad("valid_fraction", "is for a run without --valid (the validation text is --valid's file)");
   } else {
     if (train_file.empty()) bad("train_file", "task translate needs a training corpus (source<TAB>target per line)");
     if (valid_file.empty()) bad("valid_file", "task translate needs a validation corpus (source<TAB>target per line)");
@@ -288,11 +304,15 @@ void TrainOptions::validate() const {
   if (std::find(selections.begin(), selections.end(), select) == selections.end())
     bad("select", quote_clipped(select) + " is not valid_loss, bleu or accuracy");
   if (select == "bleu" && task != Task::translate)
-    bad("select", "bleu is for task translate; task " + task_name(task) + " has valid_loss or accuracy");
+    bad("select", "bleu is for task translate; task " + task_name(task) + " has valid_loss" +
+                      (task == Task::lm ? "" : " or accuracy"));
   if (select == "accuracy" && task == Task::translate)
     bad("select", "accuracy is for tasks copy and induction; task translate has valid_loss or bleu");
-  TransformerConfig c = task == Task::translate ? model_config(5, 5) : model_config();
-  if (task == Task::induction) c.src_vocab = 1;  // no encoder
+  if (select == "accuracy" && task == Task::lm)
+    bad("select", "accuracy is for tasks copy and induction; task lm has valid_loss");
+  // The vocabularies of translate and lm come from their files: any size checks the model's shapes.
+  TransformerConfig c = task == Task::translate || task == Task::lm ? model_config(5, 5) : model_config();
+  if (task == Task::induction || task == Task::lm) c.src_vocab = 1;  // no encoder
   c.validate();
 }
 

@@ -33,6 +33,9 @@ std::vector<PanelSpec> panels_of(Task task) {
                         {{"repeated_loss", "repeated half"}, {"first_half_loss", "first half"}}});
       panels.push_back({"accuracy (repeated half)", false, {{"repeated_accuracy", "repeated-half accuracy"}}, {0, 1}});
       break;
+    case Task::lm:
+      panels.push_back({"validation bits per character", true, {{"valid_bits_per_char", "validation bits/char"}}});
+      break;
   }
   return panels;
 }
@@ -42,6 +45,7 @@ const char* metric_words(Task task) {
     case Task::translate: return "validation BLEU";
     case Task::copy: return "exact match";
     case Task::induction: return "repeated-half loss";
+    case Task::lm: return "bits per character";
   }
   return "";
 }

@@ -22,6 +22,7 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     case Task::copy: return train_copy(o, log);
     case Task::translate: return train_translation(o, log);
     case Task::induction: return train_induction(o, log);
+    case Task::lm: return train_lm(o, log);
   }
   return train_copy(o, log);
 }

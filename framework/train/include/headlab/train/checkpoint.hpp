@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "headlab/core/random.hpp"
+#include "headlab/data/char_vocabulary.hpp"
 #include "headlab/data/safetensors.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/models/transformer.hpp"
@@ -48,6 +49,9 @@ Module<float>::StateDict saved_model_state(const TensorFile& file);
 // A vocabulary saved in the metadata under `key` ("src_vocab", "tgt_vocab"): FormatError when it
 // does not parse (Vocabulary::from_text) or holds no token beyond the specials.
 Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key);
+// A language model's characters, saved in the metadata under "lm_chars" (FormatError when missing or
+// when CharVocabulary::from_text refuses it).
+CharVocabulary saved_char_vocabulary(const TensorFile& file);
 // Restores model, optimiser, generators and counters for a resume. The saved options must equal `o`
 // in everything but the run length (steps, time budget, stop-at-perfect): else ValueError naming the
 // options that differ. --schedule cosine and linear end at --steps, so their step count must match too. Validates everything (non-finite tensors included) before changing anything.
@@ -60,9 +64,10 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
 struct LoadedModel {
   TrainOptions options;
   std::unique_ptr<Transformer<float>> model;  // copy and translate
-  std::unique_ptr<DecoderOnlyLM<float>> lm;   // induction
+  std::unique_ptr<DecoderOnlyLM<float>> lm;   // induction and lm
   std::size_t step = 0;
   Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
+  CharVocabulary chars;             // language models (task lm)
 };
 LoadedModel load_trained_model(const std::string& checkpoint_path);
 // The same on a checkpoint already in memory (parse_safetensors_bytes; a fuzzing entry point).

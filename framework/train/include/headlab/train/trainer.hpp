@@ -28,6 +28,7 @@
 #include "headlab/train/checkpoint.hpp"
 #include "headlab/train/copy_task.hpp"
 #include "headlab/train/induction_task.hpp"
+#include "headlab/train/lm_task.hpp"
 #include "headlab/train/options.hpp"
 #include "headlab/train/translate_task.hpp"
 

@@ -1,0 +1,201 @@
+// lm_task.cpp: a character-level language model on a text file (headlab/train/lm_task.hpp).
+#include "headlab/train/lm_task.hpp"
+
+#include <cmath>
+#include <iomanip>
+
+#include <xtensor/xview.hpp>
+
+#include "headlab/data/input_file.hpp"
+#include "headlab/ops/ops.hpp"
+#include "headlab/train/checkpoint.hpp"
+#include "training_loop.hpp"
+
+namespace headlab {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::string text = read_regular_file(path, "train --task lm");
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);  // a byte-order mark
+  return text;
+}
+
+// The ids of a text, or a FormatError naming the file.
+std::vector<std::int64_t> encode_file(const CharVocabulary& vocab, const std::string& text, const std::string& path) {
+  try {
+    return vocab.encode(text);
+  } catch (const ValueError& e) {
+    throw FormatError("train --task lm: " + path + ": " + e.what());
+  }
+}
+
+// ids[start .. start + count) as a (rows, count) array, one row per start.
+IndexArray windows(const std::vector<std::int64_t>& ids, const std::vector<std::size_t>& starts, std::size_t count) {
+  IndexArray out = IndexArray::from_shape({starts.size(), count});
+  for (std::size_t r = 0; r < starts.size(); ++r)
+    for (std::size_t t = 0; t < count; ++t) out(r, t) = ids[starts[r] + t];
+  return out;
+}
+
+}  // namespace
+
+LmData load_lm_data(const TrainOptions& o, const CharVocabulary* saved) {
+  LmData d;
+  const std::string text = read_text(o.text_file);
+  std::string train_text = text, valid_text;
+  if (o.valid_file.empty()) {
+    // Split at a character boundary: the last valid_fraction of the characters (not bytes).
+    std::vector<char32_t> points;
+    try {
+      points = utf8_code_points(text);
+    } catch (const ValueError& e) {
+      throw FormatError("train --task lm: " + o.text_file + ": " + e.what());
+    }
+    const auto held = static_cast<std::size_t>(std::floor(double(points.size()) * o.valid_fraction));
+    std::size_t cut = 0;
+    for (std::size_t i = 0; i + held < points.size(); ++i) cut += utf8_encode(points[i]).size();
+    train_text = text.substr(0, cut);
+    valid_text = text.substr(cut);
+  } else {
+    valid_text = read_text(o.valid_file);
+  }
+  try {
+    d.vocab = saved ? *saved : CharVocabulary::build(train_text);
+  } catch (const ValueError& e) {
+    throw FormatError("train --task lm: " + o.text_file + ": " + e.what());
+  }
+  d.train = encode_file(d.vocab, train_text, o.text_file);
+  const std::string& valid_name = o.valid_file.empty() ? o.text_file : o.valid_file;
+  d.valid = encode_file(d.vocab, valid_text, valid_name);
+  if (saved) {
+    const std::size_t unknown = d.vocab.count_unknown(train_text);
+    if (unknown > 0)
+      throw ValueError("train --task lm: " + o.text_file + " holds " + std::to_string(unknown) +
+                       " characters the checkpoint's vocabulary lacks: it is not the text the run was trained on");
+  }
+  d.valid_unknown = d.vocab.count_unknown(valid_text);
+  const std::size_t window = o.length + 1;
+  if (d.train.size() < window + 1)
+    throw FormatError("train --task lm: " + o.text_file + ": its training part has " + std::to_string(d.train.size()) +
+                      " characters, fewer than one window of --length + 1 = " + std::to_string(window) + " and one more");
+  if (d.valid.size() < window)
+    throw FormatError("train --task lm: " + valid_name + ": the validation text has " + std::to_string(d.valid.size()) +
+                      " characters, fewer than one window of --length + 1 = " + std::to_string(window));
+  return d;
+}
+
+LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
+                 std::size_t max_windows, std::size_t batch) {
+  if (context < 1 || batch < 1) throw ValueError("lm_score: context and batch must be >= 1");
+  std::vector<std::size_t> starts;
+  for (std::size_t s = 0; s + context + 1 <= ids.size() && starts.size() < max_windows; s += context) starts.push_back(s);
+  if (starts.empty())
+    throw ValueError("lm_score: " + std::to_string(ids.size()) + " ids hold no window of " + std::to_string(context + 1));
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  const auto T = static_cast<std::ptrdiff_t>(context);
+  double total = 0;
+  std::size_t count = 0;
+  for (std::size_t first = 0; first < starts.size(); first += batch) {
+    const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(first),
+                                         starts.begin() + std::ptrdiff_t(std::min(starts.size(), first + batch)));
+    const IndexArray w = windows(ids, chunk, context + 1);  // (b, T + 1)
+    const IndexArray inputs = xt::view(w, xt::all(), xt::range(0, T));
+    IndexArray targets = xt::view(w, xt::all(), xt::range(1, T + 1));
+    targets.reshape({targets.size()});
+    const Tensor<float> logits = model.forward(inputs, nullptr);  // (b, T, V)
+    const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
+    total += cross_entropy(reshape(logits, {-1, V}), targets, -100).item() * double(targets.size());
+    count += targets.size();
+  }
+  model.train(was_training);
+  LmScore s;
+  s.characters = count;
+  s.loss = total / double(count);
+  s.bits_per_char = s.loss / std::log(2.0);
+  return s;
+}
+
+namespace {
+
+class LmTask : public detail::TrainingTask {
+ public:
+  LmTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
+      : o_(o), data_(load_data(o)), model_(decoder_config(o, data_.vocab.size()), init_rng) {
+    detail::xavier_matrices(model_, init_rng);
+    log << "lm task: " << o.text_file << ", " << data_.train.size() << " training and " << data_.valid.size()
+        << " validation characters (" << (o.valid_file.empty() ? "the end of the text" : o.valid_file) << "), "
+        << data_.vocab.size() - CharVocabulary::num_specials << " distinct characters";
+    if (data_.valid_unknown) log << " (" << data_.valid_unknown << " validation characters unknown, read as <unk>)";
+    log << "; context " << o.length << ", decoder-only d_model " << o.d_model << ", heads " << o.heads << ", "
+        << o.layers << " layers, " << model_.parameter_count() << " parameters, batch " << o.batch << ", seed " << o.seed
+        << "\n";
+  }
+
+  Module<float>& model() override { return model_; }
+
+  detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
+    const std::size_t T = o_.length, last_start = data_.train.size() - (T + 1);
+    std::vector<std::size_t> starts(o_.batch);
+    for (std::size_t& s : starts) s = data_rng.below(last_start + 1);
+    const IndexArray w = windows(data_.train, starts, T + 1);  // (B, T + 1)
+    const IndexArray inputs = xt::view(w, xt::all(), xt::range(0, std::ptrdiff_t(T)));
+    IndexArray targets = xt::view(w, xt::all(), xt::range(1, std::ptrdiff_t(T) + 1));
+    targets.reshape({targets.size()});
+    const Tensor<float> logits = model_.forward(inputs, &dropout_rng);  // (B, T, V)
+    const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
+    return {cross_entropy(reshape(logits, {-1, V}), targets, -100, float(o_.label_smoothing)), targets.size()};
+  }
+
+  void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
+    const LmScore s = lm_score(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch);
+    result.valid_loss = s.loss;
+    bits_per_char_ = s.bits_per_char;
+    row.set("valid_loss", s.loss).set("valid_bits_per_char", s.bits_per_char);
+    log << "step " << std::setw(5) << state.train.step << "  loss " << std::fixed << std::setprecision(4)
+        << state.train.losses.back() << "  validation " << std::setprecision(4) << s.loss << " nats/char, "
+        << std::setprecision(3) << s.bits_per_char << " bits/char  (" << std::setprecision(1) << state.train_seconds
+        << " s training)" << std::defaultfloat << "\n";
+  }
+
+  std::map<std::string, std::string> checkpoint_extras() const override {
+    return {{"tokenizer", "char"}, {"lm_chars", data_.vocab.to_text()}};
+  }
+
+  void finish(const detail::LoopState& state, TrainResult& result, std::ostream& log) override {
+    if (!state.evaluated_last) {  // stopped by the time budget or a request: score the final weights
+      MetricRow unused;
+      evaluate(state, result, unused, log);
+    }
+    if (o_.run_dir.empty()) return;
+    result.seconds = state.seconds();
+    detail::write_summary(o_, result, model_.parameter_count(), decoder_only_flops_per_token(model_.config(), o_.length),
+                          {{"valid_bits_per_char", bits_per_char_}});
+  }
+
+ private:
+  // A resumed run keeps the vocabulary of its checkpoint (the ids the model learnt).
+  static LmData load_data(const TrainOptions& o) {
+    if (!o.resume) return load_lm_data(o);
+    const TensorFile file = load_checkpoint_file(detail::run_file(o, "checkpoint.safetensors"));
+    const CharVocabulary saved = saved_char_vocabulary(file);
+    return load_lm_data(o, &saved);
+  }
+  static TransformerConfig decoder_config(const TrainOptions& o, std::size_t vocab) {
+    TransformerConfig config = o.model_config(vocab, vocab);
+    config.src_vocab = 1;  // no encoder
+    return config;
+  }
+  const TrainOptions& o_;
+  LmData data_;
+  DecoderOnlyLM<float> model_;
+  double bits_per_char_ = 0;
+};
+
+}  // namespace
+
+TrainResult train_lm(const TrainOptions& o, std::ostream& log) { return detail::train_task<LmTask>(o, log); }
+
+}  // namespace headlab
