@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "headlab/train/generation.hpp"
@@ -233,7 +234,7 @@ TEST_CASE("generate: the KV cache gives the logits and tokens of recomputation, 
   };
   for (const Variant& variant : {Variant{"sinusoidal positions", false, 0, 0}, Variant{"rope, one kv head", true, 1, 0},
                                  Variant{"sliding window 3", false, 0, 3}}) {
-    INFO(variant.name);
+    INFO(std::string(variant.name));
     TransformerConfig c = lm_config(8);
     c.attention.rope = variant.rope;
     c.attention.num_kv_heads = variant.kv_heads;
