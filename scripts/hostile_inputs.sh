@@ -122,6 +122,14 @@ check heads_not_dividing 2 "does not divide" -- "$hl" train --heads 3
 check lr_factor_nan 2 "--lr-factor" -- "$hl" train --lr-factor nan
 check lr_factor_inf 2 "--lr-factor" -- "$hl" train --lr-factor inf
 check dropout_1_5 2 "dropout" -- "$hl" train --dropout 1.5
+check optimizer_unknown 2 "--optimizer" -- "$hl" train --optimizer rmsprop
+check betas_one_number 2 "--betas.*two numbers" -- "$hl" train --betas 0.9
+check betas_of_sgd 2 "--betas: is for --optimizer adam and adamw" -- "$hl" train --optimizer sgd --betas 0.8,0.9
+check momentum_of_adam 2 "--momentum: is for --optimizer sgd" -- "$hl" train --momentum 0.9
+check lr_with_noam 2 "--lr: is not read by --schedule noam" -- "$hl" train --lr 1e-3
+check cosine_without_lr 2 "--schedule cosine needs --lr" -- "$hl" train --schedule cosine
+check cosine_without_steps 2 "no step count" -- "$hl" train --schedule cosine --lr 1e-3 --time-budget 5
+check grad_accum_0 2 "--grad-accum" -- "$hl" train --grad-accum 0
 check length_penalty_nan 2 "--length-penalty" -- "$hl" train --task translate --length-penalty nan \
   --train "$tmp/train.tsv" --valid "$tmp/valid.tsv"
 check induction_length_2 2 "--length" -- "$hl" train --task induction --length 2 --steps 300
@@ -211,6 +219,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "heads_$bad" 1 "$bad" -- "$hl" heads --checkpoint "$file" --out "$tmp/heads_$bad" --probe-sequences 2
   check "prune_$bad" 1 "$bad" -- "$hl" prune --checkpoint "$file" --out "$tmp/prune_$bad" --sequences 4
   check "translate_$bad" 1 "$bad" -- sh -c "echo 'ein Haus' | '$hl' translate --checkpoint '$file'"
+  check "eval_data_$bad" 1 "$bad" -- "$hl" eval --checkpoint "$file" --data "$tmp/valid.tsv"
   check "generate_$bad" 1 "$bad" -- "$hl" generate --checkpoint "$file" --prompt-ids "1 2"
 done
 
@@ -227,6 +236,65 @@ check decode_token_out_of_range 2 "99999" -- "$hl" decode --run-dir "$tmp/copy" 
 check decode_not_a_number 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input "1 x 2"
 check decode_empty_input 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input ""
 check stats_long_value 2 "" -- "$hl" stats --gate "$long"
+
+echo "== ablate: jobs for other schedulers and runs collected from elsewhere"
+sweep_flags=(--grid heads=1,2 -- --task copy --steps 20)
+"$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp/sweep_jobs.txt" "${sweep_flags[@]}" > /dev/null || exit 1
+check ablate_emit_slurm_no_such_directory 2 "--emit-slurm .*does not exist" -- \
+  "$hl" ablate --out "$tmp/sweep" --emit-slurm "$tmp/nowhere/x.sbatch" "${sweep_flags[@]}"
+check ablate_emit_jobs_to_a_directory 2 "--emit-jobs .*is a directory" -- \
+  "$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp" "${sweep_flags[@]}"
+check ablate_emit_jobs_line_break_in_out 2 "--run-dir: contains a control character" -- \
+  "$hl" ablate --out "$tmp/line
+break" --emit-jobs "$tmp/jobs_nl.txt" "${sweep_flags[@]}"
+check ablate_emit_slurm_line_break_in_flag 2 "--train: contains a control character" -- \
+  "$hl" ablate --out "$tmp/sweep_nl" --emit-slurm "$tmp/nl.sbatch" --grid heads=1,2 -- --task translate \
+  --train "$tmp/train
+.tsv" --valid "$tmp/valid.tsv"
+check ablate_collect_long_directory 2 "--collect 'xxx.*no such directory" --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$long"
+check ablate_collect_a_file 2 "not a directory" --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$tmp/sweep_jobs.txt"
+check ablate_collect_run_of_another_sweep 2 "not a run of this sweep" --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$tmp/copy"
+mkdir -p "$tmp/renamed"
+cp -r "$tmp/copy" "$tmp/renamed/heads=1,seed=1"
+check ablate_collect_run_with_other_flags 2 "from another sweep: " --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect "$tmp/renamed"
+
+echo "== eval --data: files the pairs cannot come from, and flags that do not go together"
+tr_ckpt=$tmp/translate/checkpoint.safetensors
+printf 'ein Haus\ta house\nzwei H\303\244user ohne Tab\n' > "$tmp/eval_no_tab.tsv"
+printf 'ein Haus\ta house\nein \377\376\ta\n' > "$tmp/eval_bad_utf8.tsv"
+printf 'ein Haus\ta house\n\n' > "$tmp/eval_blank_line.tsv"
+: > "$tmp/eval_empty.tsv"
+{ printf 'ein Haus\ta house\n'; printf 'ein %.0s' $(seq 200); printf '\tein\n'; } > "$tmp/eval_too_long.tsv"
+mkfifo "$tmp/eval_fifo.tsv"
+check eval_data_missing 1 "no_such_pairs.tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/no_such_pairs.tsv"
+check eval_data_no_tab 1 "eval_no_tab.tsv:2: no tab" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_no_tab.tsv"
+check eval_data_bad_utf8 1 "eval_bad_utf8.tsv:2" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_bad_utf8.tsv"
+check eval_data_blank_line 1 "eval_blank_line.tsv:2" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_blank_line.tsv"
+check eval_data_empty 1 "no sentence pairs" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_empty.tsv"
+check eval_data_too_long 1 "eval_too_long.tsv:2: the pair is longer than --max-len" -- "$hl" eval --checkpoint "$tr_ckpt" \
+  --data "$tmp/eval_too_long.tsv"
+check eval_data_fifo 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_fifo.tsv"
+check eval_data_directory 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp"
+check eval_data_dev_zero 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data /dev/zero
+check eval_data_long_path 1 "read_parallel_tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$long"
+check eval_beam_0 2 "--beam" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" --beam 0
+check eval_beam_1e20 2 "--beam" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" --beam 1e20
+check eval_length_penalty_nan 2 "--length-penalty" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" \
+  --beam 2 --length-penalty nan
+check eval_length_penalty_greedy 2 "beam search" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" \
+  --length-penalty 1
+check eval_translate_without_data 2 "give --data" -- "$hl" eval --checkpoint "$tr_ckpt"
+check eval_translate_sequences 2 "--sequences is not read" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" \
+  --sequences 4
+check eval_copy_data 2 "'copy' checkpoint" -- "$hl" eval --run-dir "$tmp/copy" --data "$tmp/valid.tsv"
+check eval_induction_data 2 "'induction' checkpoint" -- "$hl" eval --run-dir "$tmp/induction" --data "$tmp/valid.tsv"
+check eval_copy_beam 2 "--beam is not read" -- "$hl" eval --run-dir "$tmp/copy" --beam 4
+check eval_dir_and_checkpoint 2 "excludes" -- "$hl" eval --run-dir "$tmp/copy" --checkpoint "$tr_ckpt"
+check eval_long_checkpoint 1 "" -- "$hl" eval --checkpoint "$long" --data "$tmp/valid.tsv"
 
 echo "== generate: prompts and sampling values it cannot take"
 lm=$tmp/induction/checkpoint.safetensors

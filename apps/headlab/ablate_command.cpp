@@ -25,12 +25,15 @@
 #include <iostream>
 #include <map>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/errors.hpp"
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/lab/sweep.hpp"
+#include "headlab/lab/sweep_collect.hpp"
 #include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 #include "cli_values.hpp"
@@ -51,12 +54,19 @@ CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
                                        "head_dim=compute means d_model/heads; flags without a value take on/off)")
       ->allow_extra_args(false);
   ablate->add_option("--seeds", o.seeds, "seeds of every grid cell, e.g. 1,2,3 (default 1)");
-  ablate->add_option("-j,--jobs", o.jobs, "runs at the same time")->check(whole_number(1, 1024))->capture_default_str();
+  ablate->add_option("-j,--jobs", o.jobs, "runs at the same time (default 1); with --emit-slurm, array tasks at once")
+      ->check(whole_number(1, 1024));
   ablate->add_option("--metric", o.metric, "summary.json field on the chart's y axis")->capture_default_str();
   ablate->add_option("--x", o.x_key, "grid key on the chart's x axis (default: heads, else the first numeric key)");
   ablate->add_option("--emit-jobs", o.emit_jobs,
-                     "write one shell command per unfinished run to this file instead of running them");
-  ablate->add_flag("--collect", o.collect, "only (re)write the summary of DIR from the finished runs");
+                     "write one shell command per unfinished run to this file instead of running them "
+                     "(bash FILE, parallel < FILE)");
+  ablate->add_option("--emit-slurm", o.emit_slurm,
+                     "write a SLURM array script (sbatch FILE), one task per unfinished run, instead of running them");
+  ablate->add_option("--collect", o.collect,
+                     "only (re)write the summary of DIR from its finished runs, or from the run directories "
+                     "copied to the directories given (runs made on other machines)")
+      ->expected(0, CLI::detail::expected_max_vector_size);
   ablate->add_option("train_flags", o.train_flags, "after `--`: flags for every `headlab train` run");
   return ablate;
 }
@@ -80,7 +90,8 @@ std::set<std::string> boolean_grid_flags(const std::vector<GridAxis>& grid) {
 
 // Parses and validates one run's arguments exactly as `headlab train` will, so that a bad
 // value (heads=3 with d_model 64, a typo after --) stops the sweep before any run starts.
-void check_train_arguments(const SweepRun& run) {
+// Returns the options the run will have (its config.ini is their to_config_ini()).
+TrainOptions check_train_arguments(const SweepRun& run) {
   CLI::App probe;
   TrainOptions options;
   const TrainCommand command = add_train_command(probe, options);
@@ -96,6 +107,7 @@ void check_train_arguments(const SweepRun& run) {
   } catch (const ValueError& e) {
     throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + e.what());
   }
+  return options;
 }
 
 // ---------------------------------------------------------------------------
@@ -259,9 +271,11 @@ SweepOutcome run_all(const std::string& exe, const SweepPlan& plan, const std::v
 // ---------------------------------------------------------------------------
 
 // summary.csv, summary.md and chart.svg from the runs finished now; the table goes to stdout.
+// `located`: where the runs are when not in DIR/runs (see summarize_sweep).
 void summarise(const SweepPlan& plan, const AblateOptions& o, const std::string& x_key,
-               const std::map<std::string, std::string>& notes) {
-  const SweepSummary summary = summarize_sweep(plan, notes);
+               const std::map<std::string, std::string>& notes,
+               const std::map<std::string, fs::path>* located = nullptr) {
+  const SweepSummary summary = summarize_sweep(plan, notes, located);
   write_sweep_outputs(plan.out_dir, summary, x_key, o.metric);
   if (summary.unfinished.size() < summary.total_runs &&
       std::find(summary.metrics.begin(), summary.metrics.end(), o.metric) == summary.metrics.end())
@@ -294,13 +308,88 @@ RunDirSpec sweep_dir_spec() {
 }
 
 int collect(const AblateOptions& o) {
-  if (!o.grid.empty() || !o.seeds.empty() || !o.train_flags.empty() || !o.emit_jobs.empty())
+  if (!o.grid.empty() || !o.seeds.empty() || !o.train_flags.empty() || !o.emit_jobs.empty() ||
+      !o.emit_slurm.empty() || o.jobs != 0)
     throw ValueError("--collect reads the sweep from " + (fs::path(o.out_dir) / "sweep.json").string() +
-                     "; give it with --out (and --metric, --x) only");
+                     " and runs nothing; give it with --out (and --metric, --x) only");
+  std::vector<fs::path> sources;  // --collect D1 D2 ...; none: DIR/runs
+  for (const std::string& dir : o.collect)
+    if (!dir.empty()) sources.push_back(dir);
+  if (!sources.empty() && sources.size() != o.collect.size())
+    throw ValueError("--collect: a directory name is empty");
   const SweepPlan plan = read_sweep_json(o.out_dir);
   const RunDir held(plan.out_dir, sweep_dir_spec());
-  summarise(plan, o, chart_x_key(o, plan.spec.grid), {});
+  const std::string x_key = chart_x_key(o, plan.spec.grid);
+  if (sources.empty()) {
+    summarise(plan, o, x_key, {});
+    return 0;
+  }
+  std::map<std::string, std::string> planned_configs;  // run name -> the config.ini it writes
+  for (const SweepRun& run : plan.runs) planned_configs[run.name] = check_train_arguments(run).to_config_ini();
+  const CollectedRuns found = collect_sweep_runs(plan, sources, planned_configs);
+  for (const std::string& remark : found.remarks) std::cout << "note: " << remark << "\n";
+  std::cout << "collected " << found.finished << " finished of " << plan.runs.size() << " runs from "
+            << sources.size() << (sources.size() == 1 ? " directory" : " directories") << std::endl;
+  summarise(plan, o, x_key, found.notes, &found.run_dirs);
   return 0;
+}
+
+// --emit-jobs / --emit-slurm: the commands of the runs in `todo` written for another scheduler.
+int emit_jobs(const AblateOptions& o, const SweepPlan& plan, const std::vector<std::size_t>& todo,
+              const std::string& exe) {
+  std::vector<std::string> commands;
+  for (std::size_t i : todo) {
+    const SweepRun& run = plan.runs[i];
+    commands.push_back(job_command(exe, plan, run, run_state(plan.run_dir(run)) == RunState::Resumable));
+  }
+  // Checked above; now the directories of runs that started and left nothing to resume go.
+  for (std::size_t i : todo)
+    if (run_state(plan.run_dir(plan.runs[i])) == RunState::Started) fs::remove_all(plan.run_dir(plan.runs[i]));
+  const std::string collect_hint = "then: headlab ablate --out " + shell_quote(o.out_dir) + " --collect";
+  if (!o.emit_jobs.empty()) {
+    std::string jobs;
+    for (const std::string& line : commands) jobs += line + "\n";
+    write_file_atomic(o.emit_jobs, jobs, "ablate --emit-jobs");
+    std::cout << "wrote " << todo.size() << " jobs to " << o.emit_jobs << " (one command a line: bash "
+              << shell_quote(o.emit_jobs) << " or parallel < " << shell_quote(o.emit_jobs) << ")" << std::endl;
+  }
+  if (!o.emit_slurm.empty()) {
+    if (commands.empty()) {
+      std::cout << "all " << plan.runs.size() << " runs are finished: no SLURM array to run; " << o.emit_slurm
+                << " not written" << std::endl;
+      return 0;
+    }
+    const fs::path log_dir = slurm_output_dir(plan);
+    if (!log_dir.empty()) fs::create_directories(log_dir);  // sbatch does not create the --output directory
+    write_file_atomic(o.emit_slurm, slurm_array_script(plan, commands, o.jobs), "ablate --emit-slurm");
+    std::cout << "wrote a SLURM array of " << commands.size() << " tasks (0-" << commands.size() - 1 << ") to "
+              << o.emit_slurm << ": sbatch " << shell_quote(o.emit_slurm) << "; task output in "
+              << (log_dir.empty() ? std::string("the directory sbatch runs in") : log_dir.string()) << std::endl;
+  }
+  std::cout << collect_hint << " (or --collect D1 D2 ... with the run directories copied back from each machine)"
+            << std::endl;
+  return 0;
+}
+
+// The flags that go with --emit-jobs / --emit-slurm; ValueError (a usage error) otherwise.
+void check_emit_flags(const AblateOptions& o) {
+  if (o.emit_jobs.empty() && o.emit_slurm.empty()) return;
+  if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
+    throw ValueError("--emit-jobs and --emit-slurm name the same file " + quote_clipped(o.emit_jobs) +
+                     ": give two files");
+  for (const auto& [flag, file] : {std::pair{"--emit-jobs", &o.emit_jobs}, std::pair{"--emit-slurm", &o.emit_slurm}}) {
+    if (file->empty()) continue;
+    std::error_code ec;
+    const fs::path parent = fs::absolute(*file, ec).parent_path();
+    if (fs::is_directory(*file, ec))
+      throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": is a directory; give a file name");
+    if (!fs::is_directory(parent, ec))
+      throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": the directory " +
+                       quote_clipped(parent.string()) + " does not exist");
+  }
+  if (o.emit_slurm.empty() && o.jobs != 0)
+    throw ValueError("-j with --emit-jobs: the jobs file runs nothing itself; give the number at once to the "
+                     "scheduler (parallel -j N < FILE), or use -j with --emit-slurm (at most N array tasks at once)");
 }
 
 int sweep(const AblateOptions& o) {
@@ -313,6 +402,7 @@ int sweep(const AblateOptions& o) {
   spec.boolean_flags = boolean_grid_flags(spec.grid);
   const SweepPlan plan = plan_sweep(spec, o.out_dir);
   const std::string x_key = chart_x_key(o, spec.grid);
+  check_emit_flags(o);
   for (std::size_t i = 0; i < plan.runs.size(); i += spec.seeds.size()) check_train_arguments(plan.runs[i]);
   if (fs::exists(plan.out_dir / "sweep.json")) {
     const std::string difference = sweep_difference(read_sweep_json(plan.out_dir).spec, spec);
@@ -323,6 +413,8 @@ int sweep(const AblateOptions& o) {
   // The sweep directory is ours until the end; its finished runs are kept (and skipped).
   const RunDir held(plan.out_dir, sweep_dir_spec());
   const std::string exe = executable_path();
+  if (!o.emit_jobs.empty() || !o.emit_slurm.empty())  // a word no job file can hold: refused before any file
+    for (const SweepRun& run : plan.runs) job_command(exe, plan, run, false);
   write_sweep_json(plan, exe);
 
   // 2. What is left to do.
@@ -336,25 +428,13 @@ int sweep(const AblateOptions& o) {
   }
   if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
 
-  if (!o.emit_jobs.empty()) {
-    std::string jobs;
-    for (std::size_t i : todo) {
-      const SweepRun& run = plan.runs[i];
-      const RunState state = run_state(plan.run_dir(run));
-      if (state == RunState::Started) fs::remove_all(plan.run_dir(run));  // a job must start clean
-      jobs += job_command(exe, plan, run, state == RunState::Resumable) + "\n";
-    }
-    write_file_atomic(o.emit_jobs, jobs, "ablate --emit-jobs");
-    std::cout << "wrote " << todo.size() << " jobs to " << o.emit_jobs << " (one command a line: bash "
-              << o.emit_jobs << ", parallel < " << o.emit_jobs << ", or a SLURM array);\nthen: headlab ablate --out "
-              << o.out_dir << " --collect" << std::endl;
-    return 0;
-  }
+  if (!o.emit_jobs.empty() || !o.emit_slurm.empty()) return emit_jobs(o, plan, todo, exe);
 
   // 3. Run, then summarise whatever is finished.
-  std::cout << "sweep: " << plan.runs.size() << " runs, " << todo.size() << " to run, " << o.jobs
+  const std::size_t jobs = o.jobs == 0 ? 1 : o.jobs;
+  std::cout << "sweep: " << plan.runs.size() << " runs, " << todo.size() << " to run, " << jobs
             << " at a time; logs in " << (plan.out_dir / "runs").string() << "/<name>/log.txt" << std::endl;
-  const SweepOutcome outcome = run_all(exe, plan, todo, o.jobs);
+  const SweepOutcome outcome = run_all(exe, plan, todo, jobs);
   summarise(plan, o, x_key, outcome.notes);
   if (outcome.stopped) {
     std::cerr << "headlab ablate: interrupted; " << outcome.interrupted
@@ -373,7 +453,7 @@ int sweep(const AblateOptions& o) {
 
 int run_ablate(const AblateOptions& o) {
   try {
-    return o.collect ? collect(o) : sweep(o);
+    return !o.collect.empty() ? collect(o) : sweep(o);
   } catch (const ValueError& e) {  // the flags, the grid or DIR do not make a sweep: nothing ran
     std::cerr << "headlab ablate: " << e.what() << "\n";
     return 2;

@@ -1,8 +1,11 @@
 // ablate_command.hpp: `headlab ablate`, a sweep of `headlab train` runs over a grid of flags x seeds.
 //
 //   headlab ablate --out DIR --grid heads=1,2,4,8 --grid gate=none,headwise [--seeds 1,2,3] [-j N]
-//                  [--metric valid_loss] [--x heads] [--emit-jobs FILE] -- <flags for every headlab train run>
+//                  [--metric valid_loss] [--x heads] [--emit-jobs FILE] [--emit-slurm FILE]
+//                  -- <flags for every headlab train run>
 //   headlab ablate --out DIR --collect      (re)write the summary from whatever runs are finished
+//   headlab ablate --out DIR --collect D1 D2 ...   the same from runs made elsewhere and copied to
+//                                           D1, D2, ... (headlab/lab/sweep_collect.hpp)
 //
 // The plan, the run states and the statistics are headlab/lab/sweep.hpp; this file
 // reads the flags and starts the runs (this same executable, `train`, up to -j
@@ -12,7 +15,9 @@
 // file cannot be used; 2 a usage error (bad --grid, a flag both in the grid and
 // after `--`, DIR holding a different sweep, ...), before anything runs;
 // 130 interrupted (SIGINT / SIGTERM): the runs save their checkpoints, and the
-// same command again resumes them.
+// same command again resumes them. --emit-* and --collect exit 0 when their files are written
+// (--collect also when some runs are missing: the summary names them), 2 on a usage error or
+// collected runs that do not fit the sweep, 1 on a file that cannot be read or written.
 #pragma once
 
 #include <cstddef>
@@ -29,11 +34,14 @@ struct AblateOptions {
   std::string out_dir;
   std::vector<std::string> grid;         // one "KEY=V1,V2,..." per --grid
   std::string seeds;                     // "1,2,3"; "" = seed 1
-  std::size_t jobs = 1;                  // runs at the same time
+  std::size_t jobs = 0;                  // runs at the same time; 0 = not given (1; no limit for --emit-slurm)
   std::string metric = "valid_loss";     // the chart's y (a summary.json field)
   std::string x_key;                     // the chart's x (a grid key); "" = headlab::default_x_key
   std::string emit_jobs;                 // write the commands of the unfinished runs here instead of running them
-  bool collect = false;                  // only summarise DIR (its sweep.json says what the runs are)
+  std::string emit_slurm;                // write them as a SLURM array script here instead of running them
+  // --collect [D...]: only summarise DIR (its sweep.json says what the runs are), from DIR/runs
+  // or from the directories given. Empty = not given; {""} = given without directories.
+  std::vector<std::string> collect;
   std::vector<std::string> train_flags;  // everything after `--`, given to every run
 };
 

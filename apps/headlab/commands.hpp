@@ -16,8 +16,21 @@ namespace headlab::cli {
 // run directory (RUN/config.ini) is refused (exit 2): the run would be neither continued nor kept.
 int run_train(const TrainOptions& options, const std::string& config_file = "");
 
-// `headlab eval`: held-out exact match (and per-token accuracy) of a run's checkpoint.
-int run_eval(const std::string& run_dir, std::size_t sequences);
+// `headlab eval`: a checkpoint scored with the trainer's own measures (headlab/train/evaluation.hpp),
+// one function per task: copy and induction on `sequences` held-out sequences of the run; translate
+// on the pairs of `data` (token NLL, corpus BLEU, sentences, tokens, unknown-token rates).
+struct EvalOptions {
+  std::string run_dir;      // RUN_DIR: its checkpoint.safetensors ...
+  std::string checkpoint;   // ... or this file (exactly one of the two)
+  std::size_t sequences = 1000;
+  std::string data;         // translate: a TSV file, source<TAB>target per line (required)
+  std::size_t beam = 1;     // translate: 1 = greedy, else beam search of this width
+  double length_penalty = 0.6;  // translate --beam >= 2: GNMT alpha (default: the checkpoint's)
+  bool json = false;        // one JSON object on stdout instead of the human lines
+  // Which flags were given: a flag the checkpoint's task does not read is refused (exit 2).
+  bool sequences_given = false, data_given = false, beam_given = false, length_penalty_given = false;
+};
+int run_eval(const EvalOptions& options);
 // `headlab decode`: greedy decoding (KV cache) of one sequence of token ids, e.g. "1 4 2 9".
 int run_decode(const std::string& run_dir, const std::string& input);
 

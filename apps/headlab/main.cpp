@@ -65,11 +65,24 @@ int main(int argc, char** argv) {
   const headlab::cli::TrainCommand train_command = headlab::cli::add_train_command(app, tr);
   CLI::App* train = train_command.app;
 
-  std::string eval_dir, decode_dir, decode_input;
-  std::size_t eval_sequences = 1000;
-  auto* eval = app.add_subcommand("eval", "held-out exact match of a trained run's checkpoint");
-  eval->add_option("--run-dir", eval_dir, "the run directory (holds checkpoint.safetensors)")->required();
-  eval->add_option("--sequences", eval_sequences, "held-out sequences")->check(headlab::cli::whole_number(1, 1000000000))->capture_default_str();
+  std::string decode_dir, decode_input;
+  headlab::cli::EvalOptions eval_options;
+  auto* eval = app.add_subcommand("eval", "score a checkpoint: copy/induction on held-out sequences, translate on a "
+                                          "TSV file (token NLL, BLEU)");
+  auto* eval_run_dir = eval->add_option("--run-dir", eval_options.run_dir, "the run directory (its checkpoint.safetensors)");
+  eval->add_option("--checkpoint", eval_options.checkpoint, "a checkpoint file (RUN_DIR/best.safetensors or "
+                                                            "checkpoint.safetensors)")
+      ->excludes(eval_run_dir);
+  auto* eval_sequences = eval->add_option("--sequences", eval_options.sequences, "copy/induction: held-out sequences")
+      ->check(headlab::cli::whole_number(1, 1000000000))->capture_default_str();
+  auto* eval_data = eval->add_option("--data", eval_options.data, "translate: the pairs scored, source<TAB>target per line");
+  auto* eval_beam = eval->add_option("--beam", eval_options.beam, "translate: beam size for BLEU (1 = greedy)")
+      ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
+  auto* eval_length_penalty =
+      eval->add_option("--length-penalty", eval_options.length_penalty,
+                       "translate, --beam 2 or more: GNMT length penalty alpha (default: the checkpoint's)")
+          ->check(headlab::cli::real_number(0, 1000));
+  eval->add_flag("--json", eval_options.json, "one JSON object on stdout instead of the human lines");
   auto* decode = app.add_subcommand("decode", "greedy decoding (with a KV cache) of one sequence");
   decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
   decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
@@ -174,7 +187,13 @@ int main(int argc, char** argv) {
   }
   try {
     if (*demo) return headlab::cli::run_mlp_demo(mlp);
-    if (*eval) return headlab::cli::run_eval(eval_dir, eval_sequences);
+    if (*eval) {
+      eval_options.sequences_given = eval_sequences->count() > 0;
+      eval_options.data_given = eval_data->count() > 0;
+      eval_options.beam_given = eval_beam->count() > 0;
+      eval_options.length_penalty_given = eval_length_penalty->count() > 0;
+      return headlab::cli::run_eval(eval_options);
+    }
     if (*decode) return headlab::cli::run_decode(decode_dir, decode_input);
     if (*bleu) return headlab::cli::run_bleu(bleu_options);
     if (*translate) return headlab::cli::run_translate(translate_options);

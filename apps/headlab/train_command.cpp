@@ -84,7 +84,7 @@ namespace {
 std::string checkpoint_in(const std::string& run_dir) {
   return (std::filesystem::path(run_dir) / "checkpoint.safetensors").string();
 }
-// eval and decode work on copy-task models; anything else is a usage error (exit 2).
+// decode works on copy-task models; anything else is a usage error (exit 2).
 bool is_copy_model(const LoadedModel& m, const std::string& command, const std::string& run_dir) {
   if (m.options.task == Task::copy) return true;
   std::cerr << "headlab " << command << ": " << checkpoint_in(run_dir) << " is a '" << task_name(m.options.task)
@@ -92,27 +92,6 @@ bool is_copy_model(const LoadedModel& m, const std::string& command, const std::
   return false;
 }
 }  // namespace
-
-int run_eval(const std::string& run_dir, std::size_t sequences) {
-  const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
-  if (!is_copy_model(m, "eval", run_dir)) return 2;
-  const IndexArray data = held_out_sequences(m.options, sequences);
-  const IndexArray decoded = greedy_decode(*m.model, data, m.options.length, 1);
-  std::size_t exact = 0, tokens = 0, right = 0;
-  for (std::size_t b = 0; b < data.shape()[0]; ++b) {
-    bool same = true;
-    for (std::size_t t = 1; t < data.shape()[1]; ++t) {
-      ++tokens;
-      right += decoded(b, t) == data(b, t);
-      same = same && decoded(b, t) == data(b, t);
-    }
-    exact += same;
-  }
-  std::cout << "checkpoint " << checkpoint_in(run_dir) << " (step " << m.step << "), " << sequences
-            << " held-out sequences: exact match " << std::fixed << std::setprecision(3)
-            << double(exact) / double(sequences) << ", token accuracy " << double(right) / double(tokens) << "\n";
-  return 0;
-}
 
 int run_decode(const std::string& run_dir, const std::string& input) {
   const LoadedModel m = load_trained_model(checkpoint_in(run_dir));

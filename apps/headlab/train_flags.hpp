@@ -103,6 +103,7 @@ inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
     else if (info.kind == OptionKind::real) opt->type_name("NUMBER");
     else if (field == "train_file" || field == "valid_file" || field == "test_file") opt->type_name("FILE");
     else if (field == "run_dir") opt->type_name("DIR");
+    else if (field == "betas") opt->type_name("B1,B2");
     else if (info.kind != OptionKind::flag) opt->type_name("TEXT");
     if (info.kind == OptionKind::choice) opt->check(CLI::IsMember(info.choices));
     bound.emplace_back(&info, opt);

@@ -1,5 +1,6 @@
 // sweep.cpp: grids, plans and the sweep.json of an ablation sweep (see headlab/lab/sweep.hpp;
-// run states and statistics are in sweep_summary.cpp). Starting the runs is in apps/headlab/ablate_command.cpp.
+// run states and statistics are in sweep_summary.cpp, the jobs for other schedulers in sweep_jobs.cpp,
+// collecting runs made elsewhere in sweep_collect.cpp). Starting the runs is in apps/headlab/ablate_command.cpp.
 #include "headlab/lab/sweep.hpp"
 #include "headlab/train/options.hpp"
 
@@ -279,11 +280,6 @@ std::string sweep_difference(const SweepSpec& saved, const SweepSpec& wanted) {
       if (a[k].key != b[k].key || a[k].values != b[k].values) return false;
     return true;
   };
-  const auto seeds_text = [](const std::vector<std::uint64_t>& seeds) {
-    std::vector<std::string> parts;
-    for (auto s : seeds) parts.push_back(std::to_string(s));
-    return join(parts, ",");
-  };
   if (!same_grid(saved.grid, wanted.grid))
     return "the grid differs: " + grid_text(saved.grid) + " there, " + grid_text(wanted.grid) + " here";
   if (saved.seeds != wanted.seeds)
@@ -292,30 +288,6 @@ std::string sweep_difference(const SweepSpec& saved, const SweepSpec& wanted) {
     return "the flags after '--' differ: '" + join(saved.base_flags, " ") + "' there, '" +
            join(wanted.base_flags, " ") + "' here";
   return "";
-}
-
-// ===========================================================================
-// Runs on disk
-// ===========================================================================
-
-std::string shell_quote(const std::string& word) {
-  const auto safe = [](char c) {
-    return is_key_char(c) || c == '.' || c == '/' || c == '=' || c == ',' || c == ':' || c == '@' || c == '%' ||
-           c == '+';
-  };
-  if (!word.empty() && std::all_of(word.begin(), word.end(), safe)) return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume) {
-  const fs::path dir = plan.run_dir(run);
-  std::string line = "mkdir -p " + shell_quote(dir.string()) + " && " + shell_quote(executable) + " train";
-  for (const std::string& a : run.train_args) line += " " + shell_quote(a);
-  if (resume) line += " --resume";
-  line += (resume ? " >> " : " > ") + shell_quote((dir / "log.txt").string()) + " 2>&1";
-  return line;
 }
 
 }  // namespace headlab

@@ -91,7 +91,8 @@ MetricStats mean_std(const std::vector<double>& values) {
   return s;
 }
 
-SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, std::string>& notes) {
+SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, std::string>& notes,
+                             const std::map<std::string, fs::path>* located) {
   SweepSummary summary;
   summary.grid = plan.spec.grid;
   summary.seeds = plan.spec.seeds;
@@ -107,8 +108,12 @@ SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, 
     }
     SweepCell& cell = summary.cells[it->second];
     cell.runs.push_back(run.name);
-    const fs::path dir = plan.run_dir(run);
-    const RunState state = run_state(dir);
+    fs::path dir = plan.run_dir(run);
+    if (located) {
+      const auto where = located->find(run.name);
+      dir = where == located->end() ? fs::path() : where->second;
+    }
+    const RunState state = dir.empty() ? RunState::NotStarted : run_state(dir);
     if (state != RunState::Finished) {
       const auto note = notes.find(run.name);
       summary.unfinished.push_back({run.name, state, note == notes.end() ? "" : note->second});
@@ -267,9 +272,5 @@ void write_sweep_outputs(const fs::path& out_dir, const SweepSummary& summary, c
   write_text_file(out_dir / "summary.md", summary_markdown(summary));
   write_text_file(out_dir / "chart.svg", summary_chart(summary, x_key, metric));
 }
-
-// ===========================================================================
-// Jobs for another scheduler
-// ===========================================================================
 
 }  // namespace headlab

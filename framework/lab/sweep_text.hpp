@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -96,6 +97,13 @@ inline const char* const kUsualMetrics[] = {"valid_loss",  "valid_accuracy",   "
                                      "steps"};
 // Numeric fields of summary.json that are not results.
 inline const char* const kNotMetrics[] = {"interrupted", "seed"};
+
+// "1,2,3".
+inline std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
+  std::vector<std::string> parts;
+  for (const std::uint64_t s : seeds) parts.push_back(std::to_string(s));
+  return join(parts, ",");
+}
 
 // "heads=1,2,4"; a grid as its axes separated by spaces, "(none)" when empty.
 inline std::string axis_text(const GridAxis& axis) { return axis.key + "=" + join(axis.values, ","); }

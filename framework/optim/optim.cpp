@@ -377,26 +377,42 @@ double NoamSchedule::lr(std::size_t step) const {
   // END TASK 4.3
 }
 
-WarmupCosine::WarmupCosine(double base_lr, std::size_t warmup, std::size_t total, double min_lr)
-    : base_lr_(base_lr), warmup_(warmup), total_(total), min_lr_(min_lr) {
-  check_finite_nonnegative("WarmupCosine", "base_lr", base_lr);
-  check_finite_nonnegative("WarmupCosine", "min_lr", min_lr);
+WarmupDecay::WarmupDecay(const char* name, double base_lr, std::size_t warmup, std::size_t total, double min_lr)
+    : name_(name), base_lr_(base_lr), warmup_(warmup), total_(total), min_lr_(min_lr) {
+  check_finite_nonnegative(name, "base_lr", base_lr);
+  check_finite_nonnegative(name, "min_lr", min_lr);
   if (min_lr > base_lr) {
-    throw ValueError("WarmupCosine: min_lr (" + fmt(min_lr) + ") must not exceed base_lr (" + fmt(base_lr) + ")");
+    throw ValueError(std::string(name) + ": min_lr (" + fmt(min_lr) + ") must not exceed base_lr (" + fmt(base_lr) + ")");
   }
   if (total <= warmup) {
-    throw ValueError("WarmupCosine: total (" + std::to_string(total) + ") must be greater than warmup (" +
+    throw ValueError(std::string(name) + ": total (" + std::to_string(total) + ") must be greater than warmup (" +
                      std::to_string(warmup) + ")");
   }
 }
 
-double WarmupCosine::lr(std::size_t step) const {
-  check_step("WarmupCosine", step);
+double WarmupDecay::lr(std::size_t step) const {
+  check_step(name_, step);
   if (step <= warmup_) return base_lr_ * static_cast<double>(step) / static_cast<double>(warmup_);
   if (step >= total_) return min_lr_;
   const double progress = static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_);
+  return min_lr_ + (base_lr_ - min_lr_) * shape(progress);
+}
+
+double WarmupCosine::shape(double progress) const {
   const double pi = std::acos(-1.0);
-  return min_lr_ + (base_lr_ - min_lr_) * 0.5 * (1 + std::cos(pi * progress));
+  return 0.5 * (1 + std::cos(pi * progress));
+}
+
+double WarmupLinear::shape(double progress) const { return 1 - progress; }
+
+WarmupConstant::WarmupConstant(double base_lr, std::size_t warmup) : base_lr_(base_lr), warmup_(warmup) {
+  check_finite_nonnegative("WarmupConstant", "base_lr", base_lr);
+}
+
+double WarmupConstant::lr(std::size_t step) const {
+  check_step("WarmupConstant", step);
+  if (step < warmup_) return base_lr_ * static_cast<double>(step) / static_cast<double>(warmup_);
+  return base_lr_;
 }
 
 // ---- Instantiations ----------------------------------------------------------------------------

@@ -58,7 +58,7 @@ std::size_t step_from_text(const std::string& text) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
-                     const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
+                     const TrainingOptimizer* optimizer, const Generator& data_rng, const Generator& dropout_rng,
                      const TrainState& st, const std::map<std::string, std::string>& extra_metadata) {
   TensorFile file;
   file.metadata = extra_metadata;
@@ -72,8 +72,8 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Modul
   // optimiser's exported buffers are freed as they are copied): a save needs 3 floats per
   // parameter beside the model, not 9 (headlab/train/memory_estimate.hpp counts them).
   for (const auto& [name, tensor] : model.named_parameters()) file.add("model." + name, tensor.value());
-  if (adam) {
-    OptimizerState<float> state = adam->state();
+  if (optimizer) {
+    OptimizerState<float> state = optimizer->state();
     for (auto& [name, value] : state) {
       file.add("optim." + name, value);
       value = Array<float>();
@@ -165,13 +165,15 @@ Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key) {
 
 // Restores model, optimiser, generators and counters; validates before touching anything.
 TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model,
-                           Adam<float>& adam, Generator& data_rng, Generator& dropout_rng) {
+                           TrainingOptimizer& optimizer, Generator& data_rng, Generator& dropout_rng) {
   const TensorFile file = load_checkpoint_file(path);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   const TrainOptions saved = as_format_error(path, [&] { return TrainOptions::from_text(meta("options")); });
-  // Everything but the run's length and its save frequency must match (neither changes a number).
+  // Everything but the run's length and its save frequency must match (neither changes a number;
+  // but --schedule cosine and linear end at --steps, so there the length must match too).
   TrainOptions a = saved, b = o;
-  a.steps = b.steps = 0;
+  const bool schedule_ends_at_steps = o.schedule == "cosine" || o.schedule == "linear";
+  if (!schedule_ends_at_steps) a.steps = b.steps = 0;
   a.time_budget = b.time_budget = 0;
   a.stop_at_perfect = b.stop_at_perfect = false;
   a.save_every = b.save_every = 0;
@@ -200,7 +202,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
     rng_from_text(data_copy, meta("data_rng"), "data_rng");
     rng_from_text(dropout_copy, meta("dropout_rng"), "dropout_rng");
     model.load_state_dict(model_state);  // strict; throws before changing anything
-    adam.load_state(optim_state);
+    optimizer.load_state(optim_state);
   });
   data_rng = data_copy;
   dropout_rng = dropout_copy;

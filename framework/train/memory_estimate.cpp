@@ -1,6 +1,8 @@
 // memory_estimate.cpp: a run's memory from its options (headlab/train/memory_estimate.hpp).
 #include "headlab/train/memory_estimate.hpp"
 
+#include "headlab/train/optimizer_choice.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,10 +25,11 @@ constexpr double kEncoderActD = 12, kDecoderActD = 20, kActF = 2;
 // masked scores); with dropout its mask too. Backward adds two of one module at a time.
 constexpr double kAttnKept = 2, kAttnBackward = 2;
 constexpr double kLogits = 4;  // (B, T, V) tensors: logits, reshaped, log-softmax, gradient
-// Floats per parameter a checkpoint save or a resume needs beside the model: a save copies the
-// parameters and Adam's moments into the file's bytes (3); a resume reads the file (3) and copies
-// the model's and the optimiser's state out of it (3) before taking them.
-constexpr double kCheckpointPerParameter = 6;
+// Floats per parameter a checkpoint save or a resume needs beside the model, with k floats of
+// optimiser state per parameter: a save copies the parameters and the optimiser's state into the
+// file's bytes (1 + k); a resume reads the file (1 + k) and copies the model's and the optimiser's
+// state out of it (1 + k) before taking them. Adam: 6.
+double checkpoint_floats_per_parameter(double k) { return 2 * (1 + k); }
 constexpr double kRuntime = 48.0 * (1 << 20);  // code, BLAS buffers, the data (measured ~30 MB)
 
 // The batch one training step sees: B sequences, S source and T target tokens.
@@ -155,13 +158,14 @@ MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_v
   MemoryEstimate e;
   e.items.push_back({"parameters", kFloat * P});
   e.items.push_back({"gradients", kFloat * P});
-  e.items.push_back({"Adam moments", 2 * kFloat * P});
+  const double k = double(optimizer_floats_per_parameter(o));
+  if (k > 0) e.items.push_back({o.optimizer == "sgd" ? "SGD momentum" : "Adam moments", k * kFloat * P});
   e.items.push_back({"activations of one batch", kFloat * activations(o, b)});
   const double weights = attention_weights(o, b), kept = kAttnKept + (o.dropout > 0 ? 1 : 0);
   e.items.push_back({"attention weights of one batch",
                      kFloat * (kept * weights + kAttnBackward * weights / attention_modules(o))});
   e.items.push_back({"logits of one batch", kFloat * kLogits * b.B * b.T * Vt});
-  e.items.push_back({"checkpoint save and resume", kFloat * kCheckpointPerParameter * P});
+  e.items.push_back({"checkpoint save and resume", kFloat * checkpoint_floats_per_parameter(k) * P});
   // translate keeps the best weights so far, and writes them to best.safetensors
   if (o.task == Task::translate) e.items.push_back({"best weights", 2 * kFloat * P});
   e.items.push_back({"evaluation buffers", kFloat * evaluation_floats(o, Vt)});

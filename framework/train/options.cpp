@@ -41,7 +41,7 @@ struct CountRange {
 };
 CountRange count_range(const std::string& field) {
   if (field == "seed") return {0, std::numeric_limits<std::uint64_t>::max()};
-  for (const char* positive : {"batch", "warmup", "eval_every", "eval_sequences", "layers", "beam", "min_freq"})
+  for (const char* positive : {"batch", "warmup", "grad_accum", "eval_every", "eval_sequences", "layers", "beam", "min_freq"})
     if (field == positive) return {1, kMaxOptionCount};
   return {0, kMaxOptionCount};
 }
@@ -56,6 +56,7 @@ std::string value_text(double v) {  // the shortest text that reads back as the 
   os << std::setprecision(17) << v;
   return os.str();
 }
+std::string value_text(const AdamBetas& v) { return value_text(v.beta1) + "," + value_text(v.beta2); }
 std::string value_text(Task v) { return task_name(v); }
 std::string value_text(GateKind v) { return gate_name(v); }
 template <typename Count>
@@ -76,6 +77,15 @@ void parse_value(std::string& out, const std::string& s, const char*) {
 }
 void parse_value(bool& out, const std::string& s, const char*) { out = parse_boolean(s); }
 void parse_value(double& out, const std::string& s, const char*) { out = parse_real_number(s); }
+void parse_value(AdamBetas& out, const std::string& s, const char*) {
+  const std::size_t comma = s.find(',');
+  if (comma == std::string::npos || s.find(',', comma + 1) != std::string::npos)
+    throw ValueError("expected two numbers BETA1,BETA2 such as 0.9,0.98, got " + quote_clipped(s));
+  const double b1 = parse_real_number(s.substr(0, comma)), b2 = parse_real_number(s.substr(comma + 1));
+  for (double b : {b1, b2})
+    if (!(b >= 0 && b < 1)) throw ValueError("each beta must be in [0, 1), got " + quote_clipped(s));
+  out = AdamBetas{b1, b2};
+}
 void parse_value(Task& out, const std::string& s, const char*) { out = parse_task(s); }
 void parse_value(GateKind& out, const std::string& s, const char*) {
   try {
@@ -94,6 +104,7 @@ template <typename U> OptionKind kind_of() { return OptionKind::count; }
 template <> OptionKind kind_of<double>() { return OptionKind::real; }
 template <> OptionKind kind_of<bool>() { return OptionKind::flag; }
 template <> OptionKind kind_of<std::string>() { return OptionKind::text; }
+template <> OptionKind kind_of<AdamBetas>() { return OptionKind::text; }
 template <> OptionKind kind_of<Task>() { return OptionKind::choice; }
 template <> OptionKind kind_of<GateKind>() { return OptionKind::choice; }
 
@@ -101,6 +112,8 @@ std::vector<std::string> choices_of(const std::string& field) {
   if (field == "task") return {"copy", "translate", "induction"};
   if (field == "gate") return {"none", "headwise", "elementwise"};
   if (field == "progress") return {"auto", "bar", "lines", "none"};
+  if (field == "optimizer") return {"sgd", "adam", "adamw"};
+  if (field == "schedule") return {"noam", "cosine", "linear", "constant"};
   return {};
 }
 
@@ -176,6 +189,57 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
 
 TransformerConfig TrainOptions::model_config() const { return model_config(vocab, vocab); }
 
+namespace {
+// --optimizer, --schedule and the values they read. A value the chosen optimiser or schedule does
+// not read is refused unless it is at the task's default: it would be silently ignored.
+void validate_optimizer(const TrainOptions& o) {
+  auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
+  const TrainOptions d = TrainOptions::defaults_for(o.task);
+  auto one_of = [&](const char* field, const std::string& value) {
+    const std::vector<std::string> allowed = choices_of(field);
+    if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+    std::string list;
+    for (std::size_t i = 0; i < allowed.size(); ++i) list += (i ? (i + 1 == allowed.size() ? " or " : ", ") : "") + allowed[i];
+    bad(field, quote_clipped(value) + " is not " + list);
+  };
+  one_of("optimizer", o.optimizer);
+  one_of("schedule", o.schedule);
+  const std::string optimizer = "this run's optimizer is " + o.optimizer;
+  const std::string schedule = "this run's schedule is " + o.schedule;
+  if (o.optimizer == "sgd") {
+    if (o.betas != d.betas) bad("betas", "is for --optimizer adam and adamw; " + optimizer);
+    if (o.eps != d.eps) bad("eps", "is for --optimizer adam and adamw; " + optimizer);
+  } else if (o.momentum != 0) {
+    bad("momentum", "is for --optimizer sgd; " + optimizer);
+  }
+  if (!(o.momentum >= 0 && o.momentum < 1)) bad("momentum", "must be in [0, 1)");
+  if (!(o.eps > 0)) bad("eps", "must be > 0");
+  if (!(o.weight_decay >= 0)) bad("weight_decay", "must be >= 0");
+  if (o.decay_all && o.weight_decay == 0)
+    bad("decay_all", "says which parameters --weight-decay reaches, and the weight decay is 0");
+  if (!(o.lr >= 0)) bad("lr", "must be >= 0");
+  if (!(o.min_lr >= 0)) bad("min_lr", "must be >= 0");
+  if (o.schedule == "noam") {
+    if (o.lr != 0)
+      bad("lr", "is not read by --schedule noam, whose peak is --lr-factor * (d_model * warmup)^-0.5; give --lr-factor, "
+                "or --schedule cosine, linear or constant with --lr");
+    if (o.min_lr != 0) bad("min_lr", "is for --schedule cosine and linear; " + schedule);
+    return;
+  }
+  if (o.lr_factor != d.lr_factor) bad("lr_factor", "is for --schedule noam; " + schedule + ", whose peak is --lr");
+  if (!(o.lr > 0)) bad("lr", "--schedule " + o.schedule + " needs --lr > 0, its peak learning rate (for example --lr 1e-3)");
+  if (o.schedule == "constant") {
+    if (o.min_lr != 0) bad("min_lr", "is for --schedule cosine and linear; " + schedule);
+    return;
+  }
+  if (o.steps == 0)
+    bad("schedule", o.schedule + " decays to --min-lr at --steps, and this run has no step count (--time-budget alone): give --steps");
+  if (o.min_lr > o.lr) bad("min_lr", "must be <= lr (" + value_text(o.lr) + "), got " + value_text(o.min_lr));
+  if (o.warmup >= o.steps)
+    bad("warmup", std::to_string(o.warmup) + " must be below steps " + std::to_string(o.steps) + " for --schedule " + o.schedule);
+}
+}  // namespace
+
 void TrainOptions::validate() const {
   auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
   auto count = [](std::size_t v) { return std::to_string(v); };
@@ -214,6 +278,7 @@ void TrainOptions::validate() const {
   if (!(lr_factor > 0)) bad("lr_factor", "must be > 0");
   if (!(label_smoothing >= 0 && label_smoothing < 1)) bad("label_smoothing", "must be in [0, 1)");
   if (!(clip_norm >= 0)) bad("clip_norm", "must be >= 0");
+  validate_optimizer(*this);
   if (resume && run_dir.empty()) bad("resume", "needs a run directory (where the checkpoint is)");
   const std::vector<std::string> styles = choices_of("progress");
   if (std::find(styles.begin(), styles.end(), progress) == styles.end())

@@ -11,6 +11,7 @@
 
 #include "headlab/core/anomaly.hpp"
 #include "headlab/core/file_writer.hpp"
+#include "headlab/ops/ops.hpp"
 #include "headlab/train/run_dir.hpp"
 
 namespace headlab::detail {
@@ -24,15 +25,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Adam as in Vaswani et al.: beta1 0.9, beta2 0.98, eps 1e-9 (the learning rate comes from the schedule).
-AdamOptions paper_adam_options() {
-  AdamOptions ao;
-  ao.beta1 = 0.9;
-  ao.beta2 = 0.98;
-  ao.eps = 1e-9;
-  return ao;
-}
-
 // Progress on stderr as --progress says: a bar on a terminal, plain lines otherwise; none: nullptr.
 std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size_t start_step) {
   if (o.progress == "none") return nullptr;
@@ -43,21 +35,46 @@ std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size
   return std::make_unique<ProgressReporter>(static_cast<std::int64_t>(o.steps), std::cerr, po);
 }
 
-// The update of step `step` (from 1) for a computed loss: checks it is finite (else NumericalError
-// naming the step), backward, clip by global norm, lr = schedule(step), Adam step.
-double optimise_step(const Tensor<float>& loss, Adam<float>& adam, const std::vector<Tensor<float>>& params,
-                     const NoamSchedule& schedule, const TrainOptions& o, std::size_t step) {
-  const double value = loss.item();
-  if (!std::isfinite(value)) {
-    throw NumericalError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
-                         "; the last checkpoint (if any) is kept; rerun with --detect-anomaly to find the op that "
-                         "first made a NaN or an infinity");
+// The loss of update `step` (from 1): o.grad_accum batches (batch numbers (step - 1) * N + 1 to
+// step * N), each forward and backward at once so that only one batch's graph is alive. The
+// gradient is that of the mean over all their target tokens, as one N-times-larger batch would give:
+//   loss = sum_k tokens_k * loss_k / sum_k tokens_k        (loss_k: the mean over batch k's tokens)
+// A loss that is not finite is a NumericalError naming the step, before any backward.
+StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::size_t step, Generator& data_rng,
+                               Generator& dropout_rng) {
+  auto check_finite = [&](double value) {
+    if (!std::isfinite(value)) {
+      throw NumericalError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
+                           "; the last checkpoint (if any) is kept; rerun with --detect-anomaly to find the op that "
+                           "first made a NaN or an infinity");
+    }
+  };
+  if (o.grad_accum == 1) {  // the plain step: backward of the batch's own mean
+    StepLoss batch = task.step_loss(step, data_rng, dropout_rng);
+    check_finite(batch.loss.item());
+    batch.loss.backward();
+    return batch;
   }
-  loss.backward();
-  if (o.clip_norm > 0) clip_grad_norm(params, o.clip_norm);
-  adam.set_lr(schedule.lr(step));
-  adam.step();
-  return value;
+  double weighted_sum = 0;
+  std::size_t tokens = 0;
+  for (std::size_t k = 0; k < o.grad_accum; ++k) {
+    const StepLoss batch = task.step_loss((step - 1) * o.grad_accum + k + 1, data_rng, dropout_rng);
+    const double value = batch.loss.item();
+    check_finite(value);
+    mul_scalar(batch.loss, static_cast<float>(batch.tokens)).backward();  // gradients add up across batches
+    weighted_sum += value * double(batch.tokens);
+    tokens += batch.tokens;
+  }
+  const float inverse_tokens = tokens ? 1.0f / static_cast<float>(tokens) : 0.0f;
+  for (const Tensor<float>& p : task.model().parameters()) {
+    if (!p.has_grad()) continue;
+    Array<float>& g = p.node()->grad;  // the summed gradient, made the mean over all tokens
+    for (std::size_t i = 0; i < g.size(); ++i) g.data()[i] *= inverse_tokens;
+  }
+  StepLoss total;
+  total.loss = Tensor<float>(Array<float>(tokens ? weighted_sum / double(tokens) : 0.0), false);
+  total.tokens = tokens;
+  return total;
 }
 
 // An ostream that drops everything: evaluation lines under --progress none.
@@ -75,8 +92,8 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
                               std::ostream& log) {
   Module<float>& model = task.model();
   model.train();
-  Adam<float> adam(model.parameters(), paper_adam_options());
-  const NoamSchedule schedule(o.d_model, o.warmup, o.lr_factor);
+  TrainingOptimizer optimizer(o, model);
+  const std::unique_ptr<LRSchedule> schedule = make_schedule(o);
   const std::string ckpt = run_file(o, "checkpoint.safetensors");
   const std::map<std::string, std::string> extras = task.checkpoint_extras();
 
@@ -89,7 +106,7 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   // metrics.jsonl is cut back to the checkpoint's step, and the run's one config file is written.
   LoopState state;
   if (o.resume) {
-    state.train = load_checkpoint(ckpt, o, model, adam, data_rng, dropout_rng);
+    state.train = load_checkpoint(ckpt, o, model, optimizer, data_rng, dropout_rng);
     const std::size_t dropped = cut_metrics_to_step(run_file(o, "metrics.jsonl"), state.train.step);
     log << "resumed from " << ckpt << " at step " << state.train.step;
     if (dropped > 0) log << " (" << dropped << " metrics.jsonl lines after it dropped)";
@@ -103,6 +120,7 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   NullBuffer discard;
   std::ostream quiet(&discard);
   std::ostream& eval_log = o.progress == "none" ? quiet : log;
+  eval_log << "optimiser: " << optimizer.describe() << "; " << describe_schedule(o) << "\n";
   const auto budget_left = [&] { return o.time_budget <= 0 || state.train_seconds < o.time_budget; };
   const auto steps_left = [&] { return o.steps == 0 || state.train.step < o.steps; };  // 0: no step cap
 
@@ -110,20 +128,24 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   TrainState& st = state.train;
   while (steps_left() && budget_left()) {
     const auto step_start = Clock::now();
-    adam.zero_grad();
-    const StepLoss step = task.step_loss(st.step + 1, data_rng, dropout_rng);
-    const double loss_value = optimise_step(step.loss, adam, model.parameters(), schedule, o, st.step + 1);
+    // One update: the step's loss and gradients, clipping by global norm, lr(step), the optimiser.
+    optimizer.zero_grad();
+    const StepLoss step = accumulated_step_loss(task, o, st.step + 1, data_rng, dropout_rng);
+    const double loss_value = step.loss.item();
+    if (o.clip_norm > 0) clip_grad_norm(optimizer.params(), o.clip_norm);
+    optimizer.set_lr(schedule->lr(st.step + 1));
+    optimizer.step();
     ++st.step;
     st.losses.push_back(loss_value);
-    state.lr = adam.lr();
+    state.lr = optimizer.lr();
     const double secs = seconds_since(step_start);
     state.train_seconds += secs;
     state.step_seconds.push_back(secs);
     const double tokens_per_s = double(step.tokens) / secs;
     if (progress)
-      progress->update(static_cast<std::int64_t>(st.step), loss_value, adam.lr(), tokens_per_s, state.train_seconds);
+      progress->update(static_cast<std::int64_t>(st.step), loss_value, optimizer.lr(), tokens_per_s, state.train_seconds);
     MetricRow row;
-    row.set("step", st.step).set("loss", loss_value).set("lr", adam.lr()).set("tokens_per_s", tokens_per_s);
+    row.set("step", st.step).set("loss", loss_value).set("lr", optimizer.lr()).set("tokens_per_s", tokens_per_s);
 
     state.interrupted = stop_requested();
     const bool last = !steps_left() || !budget_left() || state.interrupted;
@@ -142,14 +164,14 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
       metrics->write(row);
       if (state.evaluated_last || save) metrics->sync();  // every line up to a checkpoint's step is durable
     }
-    if (save) save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
+    if (save) save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
     if (state.interrupted) break;
     if (state.evaluated_last && task.should_stop(state, result)) break;
   }
   if (progress) progress->finish();
   if (!ckpt.empty()) {
     if (metrics) metrics->sync();
-    save_checkpoint(ckpt, o, model, &adam, data_rng, dropout_rng, st, extras);
+    save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
     std::vector<double> steps(st.losses.size());
     for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
     write_file_atomic(run_file(o, "loss.svg"), svg_loss_curve(steps, st.losses, task.name() + ": training loss"),

@@ -6,8 +6,9 @@
 //
 //   resume (checkpoint.safetensors) or start; write config.ini
 //   while step < steps and the time budget lasts:
-//     loss = task.step_loss(step)                 the task's batch through its model
-//     backward; clip_grad_norm; lr = Noam(step); Adam step
+//     loss = task.step_loss(batch)                the task's batch through its model (--grad-accum
+//     backward                                    batches per step, their gradients summed)
+//     clip_grad_norm; lr = schedule(step); optimiser step (headlab/train/optimizer_choice.hpp)
 //     progress line / bar; metrics.jsonl row
 //     a stop request (SIGINT/SIGTERM): save and stop, no evaluation
 //     every eval_every steps and at the last step: task.evaluate (its numbers join the row)
@@ -30,6 +31,7 @@
 #include "headlab/optim/optim.hpp"
 #include "headlab/report/report.hpp"
 #include "headlab/train/checkpoint.hpp"
+#include "headlab/train/optimizer_choice.hpp"
 #include "headlab/train/trainer.hpp"
 
 namespace headlab::detail {
@@ -59,8 +61,10 @@ class TrainingTask {
   virtual ~TrainingTask() = default;
   virtual Module<float>& model() = 0;
   virtual std::string name() const = 0;  // "copy task", the title of loss.svg
-  // Forward pass of step `step` (from 1) in training mode: data from data_rng, dropout from dropout_rng.
-  virtual StepLoss step_loss(std::size_t step, Generator& data_rng, Generator& dropout_rng) = 0;
+  // Forward pass of batch number `batch` (from 1; the step's number unless --grad-accum N, which
+  // takes batches (step - 1) * N + 1 to step * N) in training mode: data from data_rng, dropout
+  // from dropout_rng. The loss is the mean over the batch's `tokens` target tokens.
+  virtual StepLoss step_loss(std::size_t batch, Generator& data_rng, Generator& dropout_rng) = 0;
   // Scores the current weights: sets the task's numbers in `result` and `row`, prints one line to log.
   virtual void evaluate(const LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) = 0;
   // Asked after each evaluation: true ends the run early.

@@ -96,14 +96,7 @@ TranslationData load_data(const TrainOptions& o, std::ostream& log) {
   }
   if (d.train.empty())
     throw ValueError("translate: no training pair of " + o.train_file + " fits --max-len " + std::to_string(o.max_len));
-  for (const auto& p : d.valid_text) {
-    EncodedPair e = encode_pair(d.src_vocab, d.tgt_vocab, p);
-    if (!fits(e, o.max_len))
-      throw ValueError("translate: " + o.valid_file + ":" + std::to_string(p.line) + ": the pair is longer than --max-len " +
-                       std::to_string(o.max_len) + " (source " + std::to_string(e.source.size()) + ", target " +
-                       std::to_string(e.target.size()) + " ids)");
-    d.valid.push_back(std::move(e));
-  }
+  d.valid = encode_evaluation_pairs(d.src_vocab, d.tgt_vocab, d.valid_text, o.max_len, o.valid_file);
   // The test sentences are decoded only after training: check now that the model can take them.
   for (const auto& p : d.test_text) {
     const EncodedPair e = encode_pair(d.src_vocab, d.tgt_vocab, p);
@@ -125,25 +118,6 @@ std::vector<std::size_t> epoch_order(std::uint64_t seed, std::size_t epoch, std:
   std::iota(order.begin(), order.end(), 0);
   for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[gen.below(i)]);
   return order;
-}
-
-struct BleuResult {
-  BleuScore score;
-  std::vector<std::vector<std::string>> hypotheses;
-};
-
-BleuResult bleu_of(Transformer<float>& model, const TranslationData& d, const std::vector<ParallelPair>& pairs,
-                   std::size_t count, const DecodeOptions& options) {
-  std::vector<std::string> sources;
-  std::vector<std::vector<std::string>> references;
-  for (std::size_t i = 0; i < pairs.size() && (count == 0 || i < count); ++i) {
-    sources.push_back(pairs[i].source);
-    references.push_back(tokenize(pairs[i].target));
-  }
-  BleuResult r;
-  r.hypotheses = translate_sentences(model, d.src_vocab, d.tgt_vocab, sources, options);
-  r.score = corpus_bleu(references, r.hypotheses);
-  return r;
 }
 
 std::string joined(const std::vector<std::string>& tokens) {
@@ -176,6 +150,21 @@ EncodedPair encode_pair(const Vocabulary& sv, const Vocabulary& tv, const Parall
   return e;
 }
 
+std::vector<EncodedPair> encode_evaluation_pairs(const Vocabulary& sv, const Vocabulary& tv,
+                                                 const std::vector<ParallelPair>& pairs, std::size_t max_len,
+                                                 const std::string& file) {
+  std::vector<EncodedPair> out;
+  for (const auto& p : pairs) {
+    EncodedPair e = encode_pair(sv, tv, p);
+    if (!fits(e, max_len))
+      throw ValueError("translate: " + file + ":" + std::to_string(p.line) + ": the pair is longer than --max-len " +
+                       std::to_string(max_len) + " (source " + std::to_string(e.source.size()) + ", target " +
+                       std::to_string(e.target.size()) + " ids)");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 double translation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens) {
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
@@ -191,6 +180,21 @@ double translation_loss(Transformer<float>& model, const std::vector<EncodedPair
   }
   model.train(was_training);
   return tokens ? total / double(tokens) : 0.0;
+}
+
+TranslationBleu translation_bleu(Transformer<float>& model, const Vocabulary& src_vocab, const Vocabulary& tgt_vocab,
+                                 const std::vector<ParallelPair>& pairs, std::size_t count,
+                                 const DecodeOptions& options) {
+  std::vector<std::string> sources;
+  std::vector<std::vector<std::string>> references;
+  for (std::size_t i = 0; i < pairs.size() && (count == 0 || i < count); ++i) {
+    sources.push_back(pairs[i].source);
+    references.push_back(tokenize(pairs[i].target));
+  }
+  TranslationBleu r;
+  r.hypotheses = translate_sentences(model, src_vocab, tgt_vocab, sources, options);
+  r.score = corpus_bleu(references, r.hypotheses);
+  return r;
 }
 
 std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& model, const Vocabulary& src_vocab,
@@ -249,14 +253,14 @@ class TranslateTask : public detail::TrainingTask {
   std::string name() const override { return "translation"; }
   std::map<std::string, std::string> checkpoint_extras() const override { return checkpoint_extras_; }
 
-  // The batch of step s (from 1) depends only on (seed, s): a shuffle per epoch.
-  detail::StepLoss step_loss(std::size_t step, Generator&, Generator& dropout_rng) override {
-    const std::size_t e = (step - 1) / batches_.size();
+  // Batch number n (from 1) depends only on (seed, n): a shuffle per epoch.
+  detail::StepLoss step_loss(std::size_t batch, Generator&, Generator& dropout_rng) override {
+    const std::size_t e = (batch - 1) / batches_.size();
     if (e != epoch_) {
       epoch_ = e;
       order_ = epoch_order(o_.seed, epoch_, batches_.size());
     }
-    const Batch& b = batches_[order_[(step - 1) % batches_.size()]];
+    const Batch& b = batches_[order_[(batch - 1) % batches_.size()]];
     const Tensor<float> logits =
         model_.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, &dropout_rng);  // (B, T-1, V)
     const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
@@ -267,7 +271,9 @@ class TranslateTask : public detail::TrainingTask {
   // Validation loss and greedy BLEU; the best weights (highest BLEU, then lowest loss) are kept.
   void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
     const double valid_loss = translation_loss(model_, data_.valid, o_.max_tokens);
-    const double bleu = 100.0 * bleu_of(model_, data_, data_.valid_text, o_.eval_sentences, greedy_).score.bleu;
+    const double bleu =
+        100.0 *
+        translation_bleu(model_, data_.src_vocab, data_.tgt_vocab, data_.valid_text, o_.eval_sentences, greedy_).score.bleu;
     curve_.push_back(
         {{"seconds", state.train_seconds}, {"step", state.train.step}, {"valid_loss", valid_loss}, {"valid_bleu", bleu}});
     // Best = highest BLEU; equal BLEU (early on, all 0) falls back to the lower validation loss.
@@ -309,8 +315,8 @@ class TranslateTask : public detail::TrainingTask {
     if (data_.test_text.empty()) return examples;
     DecodeOptions beam = greedy_;
     beam.beam = o_.beam;
-    const BleuResult g = bleu_of(model_, data_, data_.test_text, 0, greedy_);
-    const BleuResult bs = bleu_of(model_, data_, data_.test_text, 0, beam);
+    const TranslationBleu g = translation_bleu(model_, data_.src_vocab, data_.tgt_vocab, data_.test_text, 0, greedy_);
+    const TranslationBleu bs = translation_bleu(model_, data_.src_vocab, data_.tgt_vocab, data_.test_text, 0, beam);
     result.test_bleu_greedy = 100.0 * g.score.bleu;
     result.test_bleu_beam = 100.0 * bs.score.bleu;
     log << "test BLEU (best validation weights): greedy " << std::fixed << std::setprecision(2) << result.test_bleu_greedy

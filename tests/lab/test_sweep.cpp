@@ -16,18 +16,16 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/core/file_writer.hpp"
 #include "headlab/lab/sweep.hpp"
+#include "sweep_test_files.hpp"
 #include "test_support.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
+using headlab::testing::value_error;
+using headlab::testing::write_file;
 
 namespace {
-
-void write_file(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  write_file_atomic(path, text, "test");
-}
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -40,16 +38,6 @@ std::vector<std::string> split_lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-// The message of the ValueError that `f` throws ("" if it throws none).
-template <typename F> std::string value_error(F f) {
-  try {
-    f();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 SweepSpec spec_of(std::vector<std::string> grid, std::vector<std::uint64_t> seeds = {1},

@@ -634,6 +634,31 @@ TEST_CASE("optim: Noam schedule follows its formula and peaks at warmup") {
   CHECK_THROWS_AS(noam.lr(0), headlab::ValueError);
 }
 
+TEST_CASE("optim: warmup-linear and warmup-constant follow their formulas") {
+  const double base = 2e-3, min_lr = 2e-4;
+  const std::size_t warmup = 10, total = 110;
+  headlab::WarmupLinear linear(base, warmup, total, min_lr);
+  CHECK(linear.lr(1) == doctest::Approx(base / warmup).epsilon(1e-15));
+  CHECK(linear.lr(warmup) == doctest::Approx(base).epsilon(1e-15));
+  CHECK(linear.lr(60) == doctest::Approx((base + min_lr) / 2).epsilon(1e-13));  // halfway down the line
+  CHECK(linear.lr(35) == doctest::Approx(base - (base - min_lr) / 4).epsilon(1e-13));
+  CHECK(linear.lr(total) == min_lr);
+  CHECK(linear.lr(10 * total) == min_lr);
+  for (std::size_t s = warmup + 1; s < total; ++s)  // equal steps down: a straight line
+    CHECK(linear.lr(s) - linear.lr(s + 1) == doctest::Approx((base - min_lr) / double(total - warmup)).epsilon(1e-9));
+  check_throws_naming<headlab::ValueError>([] { headlab::WarmupLinear(1.0, 10, 10); }, "total");
+  check_throws_naming<headlab::ValueError>([] { headlab::WarmupLinear(1.0, 1, 10, 2.0); }, "min_lr");
+  CHECK_THROWS_AS(linear.lr(0), headlab::ValueError);
+
+  headlab::WarmupConstant constant(0.5, 4);
+  CHECK(constant.lr(1) == 0.125);
+  CHECK(constant.lr(2) == 0.25);
+  CHECK(constant.lr(4) == 0.5);
+  CHECK(constant.lr(1000) == 0.5);
+  CHECK(headlab::WarmupConstant(0.5, 0).lr(1) == 0.5);
+  check_throws_naming<headlab::ValueError>([] { headlab::WarmupConstant(-1.0, 4); }, "base_lr");
+}
+
 TEST_CASE("optim: warmup-cosine endpoints, midpoint and monotonicity") {
   const double base = 3e-4, min_lr = 1e-5;
   const std::size_t warmup = 100, total = 1000;

@@ -31,6 +31,7 @@
 #include "headlab/report/report.hpp"
 // train: options, checkpoints, the training loops, decoding, sampling and generation
 #include "headlab/train/decoding.hpp"
+#include "headlab/train/evaluation.hpp"
 #include "headlab/train/generation.hpp"
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/run_dir.hpp"

@@ -183,7 +183,11 @@ struct SweepSummary {
 // Reads every finished run's summary.json and groups the runs by grid cell (a
 // summary.json that is not a JSON object, e.g. cut short, leaves its run unfinished).
 // `notes` (run name -> text) marks unfinished runs, e.g. {"heads=2,seed=1", "failed: exit 1"}.
-SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, std::string>& notes = {});
+// `located` (run name -> directory), when given, says where each run is instead of
+// plan.run_dir(run), and a run missing from it counts as not started: the runs collected from
+// other directories (headlab/lab/sweep_collect.hpp).
+SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, std::string>& notes = {},
+                             const std::map<std::string, std::filesystem::path>* located = nullptr);
 
 // summary.csv: a header "<grid keys...>,n,<metric>_mean,<metric>_std,..." and one row per cell;
 // numbers round-trip exactly; an empty field where a value is undefined (std with n < 2).
@@ -209,12 +213,33 @@ void write_sweep_outputs(const std::filesystem::path& out_dir, const SweepSummar
 // Jobs for another scheduler
 // ---------------------------------------------------------------------------
 
+// The code is in sweep_jobs.cpp.
+
 // `word` quoted for a POSIX shell: unchanged when it holds only [A-Za-z0-9_./=,:@%+-],
-// else in single quotes with each ' written as '\''.
+// else in single quotes with each ' written as '\''. (Inside single quotes nothing is special to
+// bash, sh or GNU parallel, which hands each line to the shell as it is.)
 std::string shell_quote(const std::string& word);
 // One line for bash, GNU parallel or a SLURM array, for one run:
 //   mkdir -p RUN_DIR && EXE train ARGS... > RUN_DIR/log.txt 2>&1
 // (`resume`: --resume appended and the log appended to, >>).
+// ValueError naming the run when a word (the executable, the run directory, a flag after `--`)
+// holds a control character: a line break would split the command over two lines of the file.
 std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume);
+
+// A bash script for `sbatch`: a SLURM job array of one task per command, task i running
+// commands[i] (the lines of job_command), chosen by $SLURM_ARRAY_TASK_ID in a case statement:
+//   #!/bin/bash
+//   #SBATCH --job-name=headlab-<sweep directory's name>
+//   #SBATCH --array=0-<commands - 1>[%<max_running>]
+//   #SBATCH --output=<out_dir>/slurm/%A_%a.out     (%A the job id, %a the task id)
+//   case "$SLURM_ARRAY_TASK_ID" in 0) <command 0> ;; 1) ... ;; *) refused, exit 2 ;; esac
+// The script's exit status is that of its run. --output is the directory `slurm_output_dir`
+// gives (the caller creates it; sbatch does not) when out_dir's path holds only [A-Za-z0-9_./+-]
+// (an #SBATCH line is not shell-quoted, and % starts a SLURM pattern); else a file in the
+// directory sbatch is run from. `max_running` 0 = no limit. ValueError when `commands` is empty.
+std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::string>& commands,
+                               std::size_t max_running);
+// out_dir/slurm, or "" when the path cannot stand in an #SBATCH line (see above).
+std::filesystem::path slurm_output_dir(const SweepPlan& plan);
 
 }  // namespace headlab

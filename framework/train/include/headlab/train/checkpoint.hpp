@@ -16,6 +16,7 @@
 #include "headlab/data/text.hpp"
 #include "headlab/models/transformer.hpp"
 #include "headlab/optim/optim.hpp"
+#include "headlab/train/optimizer_choice.hpp"
 #include "headlab/train/options.hpp"
 
 namespace headlab {
@@ -28,9 +29,9 @@ struct TrainState {
 
 inline const char* kCheckpointFormat = "headlab-train-checkpoint-1";
 
-// adam == nullptr keeps the weights only (best.safetensors).
+// optimizer == nullptr keeps the weights only (best.safetensors).
 void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
-                     const Adam<float>* adam, const Generator& data_rng, const Generator& dropout_rng,
+                     const TrainingOptimizer* optimizer, const Generator& data_rng, const Generator& dropout_rng,
                      const TrainState& st, const std::map<std::string, std::string>& extra_metadata = {});
 // Errors: what the file holds (its format, options, counts, vocabularies, tensor names and shapes,
 // a NaN or infinity in a tensor) is checked before anything is built from it, and every problem is a
@@ -47,8 +48,8 @@ const std::string& checkpoint_meta(const TensorFile& file, const std::string& ke
 Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key);
 // Restores model, optimiser, generators and counters for a resume. The saved options must equal `o`
 // in everything but the run length (steps, time budget, stop-at-perfect): else ValueError naming the
-// options that differ. Validates everything (non-finite tensors included) before changing anything.
-TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model, Adam<float>& adam,
+// options that differ. --schedule cosine and linear end at --steps, so their step count must match too. Validates everything (non-finite tensors included) before changing anything.
+TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Module<float>& model, TrainingOptimizer& optimizer,
                            Generator& data_rng, Generator& dropout_rng);
 
 // A trained model read back from a run's checkpoint (strictly validated: options, memory estimate

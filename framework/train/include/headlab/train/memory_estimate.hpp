@@ -7,14 +7,15 @@
 //
 //   parameters              4 P
 //   gradients               4 P                              (training only)
-//   Adam moments            8 P   (m and v)                  (training only)
+//   optimiser state         8 P   Adam's m and v; SGD: 4 P with momentum, else 0   (training only)
 //   activations of a batch  4 B T L (kAct_D D + kAct_F F)    kept for backward (training only)
 //   attention weights       4 B h Tq Tk x 2 per attention module (softmax, masked scores; 3 with
 //                           dropout's mask), + 2 of one module in backward; the tiled kernel
 //                           keeps (B, h, T) only
 //   logits of a batch       4 B T V x kLogits   (logits, log-softmax, their gradient)
-//   checkpoint save/resume  4 P x 6: the file's bytes of the model and Adam (3 P), and on resume
-//                           the state copied out of them (3 P)      (training only)
+//   checkpoint save/resume  4 P x 2 (1 + k), k floats of optimiser state per parameter (Adam 2):
+//                           the file's bytes of the model and the optimiser (1 + k), and on
+//                           resume the state copied out of them (1 + k)   (training only)
 //   best weights            4 P x 2: translate keeps them and writes best.safetensors
 //   evaluation buffers      the held-out batch's forward without a graph: one layer's
 //                           activations and attention weights at a time, its logits, KV caches

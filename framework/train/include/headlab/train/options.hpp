@@ -27,6 +27,13 @@ enum class Task { copy, translate, induction };
 std::string task_name(Task task);                // "copy" | "translate" | "induction"
 Task parse_task(const std::string& name);         // ValueError naming the known tasks
 
+// Adam's two decay rates, written "0.9,0.98" (a flag and a config value of its own).
+struct AdamBetas {
+  double beta1 = 0.9, beta2 = 0.98;  // Vaswani et al., section 5.3
+  bool operator==(const AdamBetas& o) const { return beta1 == o.beta1 && beta2 == o.beta2; }
+  bool operator!=(const AdamBetas& o) const { return !(*this == o); }
+};
+
 // Which tasks read an option (a bit mask over Task).
 enum TaskMask : unsigned { kCopy = 1u, kTranslate = 2u, kInduction = 4u, kAllTasks = 7u };
 
@@ -101,13 +108,33 @@ class OptionError : public ValueError {
     "training steps (at most); 0 = no step cap, the --time-budget stops the run (what a budget without --steps means)")                                                                                   \
   X(std::size_t,   batch,           "batch",           64,       64,        32,       true,  kCopy | kInduction,    \
     "sequences per step")                                                                                         \
+  X(std::string,   optimizer,       "optimizer",       "adam",   "adam",    "adam",   true,  kAllTasks,             \
+    "sgd, adam or adamw (adam and adamw: --betas, --eps; sgd: --momentum)")                                      \
+  X(std::string,   schedule,        "schedule",        "noam",   "noam",    "noam",   true,  kAllTasks,             \
+    "learning-rate schedule: noam (peak from --lr-factor), or cosine, linear (down to --min-lr at --steps) or constant, each from --lr after a linear warm-up") \
+  X(double,        lr,              "lr",              0.0,      0.0,       0.0,      true,  kAllTasks,             \
+    "peak learning rate of --schedule cosine, linear and constant (0: not set; noam takes --lr-factor instead)")  \
+  X(double,        min_lr,          "min-lr",          0.0,      0.0,       0.0,      true,  kAllTasks,             \
+    "the learning rate --schedule cosine and linear reach at --steps")                                          \
   X(double,        lr_factor,       "lr-factor",       0.5,      1.0,       1.0,      true,  kAllTasks,             \
     "Noam schedule factor: lr = factor * D^-0.5 * min(step^-0.5, step * warmup^-1.5)")                            \
   X(std::size_t,   warmup,          "warmup",          100,      400,       200,      true,  kAllTasks,             \
-    "Noam warm-up steps")                                                                                         \
+    "warm-up steps of the schedule (noam: to its peak; the others: linear from 0 to --lr)")                       \
+  X(AdamBetas,     betas,           "betas",           AdamBetas{}, AdamBetas{}, AdamBetas{}, true, kAllTasks,     \
+    "Adam's beta1,beta2 (Vaswani et al.'s 0.9,0.98)")                                                            \
+  X(double,        eps,             "eps",             1e-9,     1e-9,      1e-9,     true,  kAllTasks,             \
+    "Adam's epsilon")                                                                                             \
+  X(double,        momentum,        "momentum",        0.0,      0.0,       0.0,      true,  kAllTasks,             \
+    "SGD momentum (0 = plain SGD)")                                                                               \
+  X(double,        weight_decay,    "weight-decay",    0.0,      0.0,       0.0,      true,  kAllTasks,             \
+    "weight decay (adamw: decoupled; adam and sgd: L2 added to the gradient), on matrices only unless --decay-all") \
+  X(bool,          decay_all,       "decay-all",       false,    false,     false,    true,  kAllTasks,             \
+    "weight decay on every parameter, biases, norms and embeddings too (default: the weight matrices of linear and attention layers only, as minGPT)") \
+  X(std::size_t,   grad_accum,      "grad-accum",      1,        1,         1,        true,  kAllTasks,             \
+    "batches per update: their gradients are summed, weighted by target tokens (the update of one N-times-larger batch)") \
   X(double,        label_smoothing, "label-smoothing", 0.0,      0.1,       0.0,      true,  kAllTasks,             \
     "label smoothing epsilon")                                                                                    \
-  X(double,        clip_norm,       "clip-norm",       1.0,      1.0,       1.0,      true,  kAllTasks,             \
+  X(double,        clip_norm,       "clip-grad-norm",  1.0,      1.0,       1.0,      true,  kAllTasks,             \
     "gradient clipping by global norm (0 = off)")                                                                 \
   X(std::uint64_t, seed,            "seed",            1,        1,         1,        true,  kAllTasks,             \
     "seed of initialisation, data and dropout")                                                                   \

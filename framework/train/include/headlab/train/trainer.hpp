@@ -3,8 +3,10 @@
 // train(options) runs the task the options name (copy: headlab/train/copy_task.hpp, translate:
 // headlab/train/translate_task.hpp, induction: headlab/train/induction_task.hpp) through one shared
 // loop (train/training_loop.hpp), whose step is the same for all of them:
-//   loss = the task's loss on the step's batch;  backward;  clip by global norm;
-//   lr = Noam(step);  Adam (0.9, 0.98, 1e-9) step.
+//   loss = the task's loss on the step's batch (or --grad-accum batches);  backward;  clip by
+//   global norm;  lr = schedule(step);  optimiser step. By default the schedule is Noam's and the
+//   optimiser Adam (0.9, 0.98, 1e-9), as Vaswani et al.; --optimizer, --schedule and their values
+//   choose others (headlab/train/optimizer_choice.hpp).
 // Everything random draws from two generators (data, dropout) whose states are saved with the model
 // and the optimiser (headlab/train/checkpoint.hpp), so a resumed run repeats the uninterrupted one
 // bit for bit on one thread.

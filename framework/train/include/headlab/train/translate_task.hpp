@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "headlab/data/batching.hpp"
+#include "headlab/data/bleu.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/models/transformer.hpp"
 #include "headlab/train/decoding.hpp"
@@ -28,8 +29,27 @@ TrainResult train_translation(const TrainOptions& options, std::ostream& log);
 
 // A pair as model ids: source + </s>, and <s> + target + </s>.
 EncodedPair encode_pair(const Vocabulary& src_vocab, const Vocabulary& tgt_vocab, const ParallelPair& pair);
-// Mean token negative log-likelihood (no smoothing) over `pairs`, in eval mode, without a graph.
+// Evaluation pairs as model ids (encode_pair), each checked to fit the model: ValueError
+// "translate: FILE:LINE: the pair is longer than --max-len N (source S, target T ids)" otherwise.
+// `file` is the name the message gives (the trainer's --valid, eval's --data).
+std::vector<EncodedPair> encode_evaluation_pairs(const Vocabulary& src_vocab, const Vocabulary& tgt_vocab,
+                                                 const std::vector<ParallelPair>& pairs, std::size_t max_len,
+                                                 const std::string& file);
+// The validation loss: mean token negative log-likelihood over `pairs`, without label smoothing
+// (whatever the run trained with), in eval mode, without a graph:
+//   loss = sum over batches of NLL_batch * tokens_batch / sum of tokens,
+// tokens = the targets after <s> (words and </s>), batched by token_budget_batches(pairs, max_tokens).
 double translation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens);
+
+// Corpus BLEU (x1, headlab/data/bleu.hpp) of the model's translations of the first `count` pairs
+// (0 = all) against their tokenized targets; the hypotheses in pair order.
+struct TranslationBleu {
+  BleuScore score;
+  std::vector<std::vector<std::string>> hypotheses;
+};
+TranslationBleu translation_bleu(Transformer<float>& model, const Vocabulary& src_vocab, const Vocabulary& tgt_vocab,
+                                 const std::vector<ParallelPair>& pairs, std::size_t count,
+                                 const DecodeOptions& options);
 
 // Tokenizes, encodes (+ </s>), decodes (greedy, or beam when options.beam > 1)
 // in length-sorted chunks of `chunk` sentences, and returns each output's tokens
