@@ -74,7 +74,9 @@ def side_command(side, a, run_dir):
               "--steps", "1000000000"]  # the budget ends the run, not a step count
     if side == "headlab":
         exe = os.path.join(a.build, "apps", "headlab")
-        return [exe, "train", "--task", "translate"] + common + ["--progress", "none", "--run-dir", run_dir]
+        # --select bleu: the twin keeps its best-BLEU weights too (headlab's default is valid_loss).
+        return [exe, "train", "--task", "translate"] + common + ["--select", "bleu", "--progress", "none",
+                                                                  "--run-dir", run_dir]
     return [a.python, os.path.join(HERE, "translate_twin.py")] + common + ["--out", run_dir]
 
 

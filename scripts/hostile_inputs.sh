@@ -236,6 +236,12 @@ check decode_token_out_of_range 2 "99999" -- "$hl" decode --run-dir "$tmp/copy" 
 check decode_not_a_number 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input "1 x 2"
 check decode_empty_input 2 "" -- "$hl" decode --run-dir "$tmp/copy" --input ""
 check stats_long_value 2 "" -- "$hl" stats --gate "$long"
+mkdir -p "$tmp/curves_garbage" "$tmp/curves_task"
+cp "$tmp/copy/config.ini" "$tmp/curves_garbage/" && printf '{"step":1,"loss":2}\nnot json\n' > "$tmp/curves_garbage/metrics.jsonl"
+printf '[train]\ntask=nope\n' > "$tmp/curves_task/config.ini" && cp "$tmp/copy/metrics.jsonl" "$tmp/curves_task/"
+check curves_metrics_garbage 1 "metrics.jsonl.: line 2: not valid JSON" -- "$hl" curves --run-dir "$tmp/curves_garbage"
+check curves_bad_task 1 "'nope' is not a known task" -- "$hl" curves --run-dir "$tmp/curves_task"
+check curves_out_is_a_directory 1 "curves" --keeps "$tmp/copy" -- "$hl" curves --run-dir "$tmp/copy" --out "$tmp/copy"
 
 echo "== ablate: jobs for other schedulers and runs collected from elsewhere"
 sweep_flags=(--grid heads=1,2 -- --task copy --steps 20)

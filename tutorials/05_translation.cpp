@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
   const TrainResult r = train(o, std::cout);
   std::cout << "   " << r.steps_done << " steps in " << std::setprecision(1) << std::fixed << r.train_seconds
             << " s; loss " << std::setprecision(3) << r.losses.front() << " -> " << r.losses.back()
-            << "; best validation BLEU " << std::setprecision(2) << r.valid_bleu << std::defaultfloat << "\n";
+            << "; validation BLEU " << std::setprecision(2) << r.valid_bleu << " at the best step " << r.best_step
+            << " (lowest validation loss)" << std::defaultfloat << "\n";
   if (!(r.losses.back() < r.losses.front())) {
     std::cerr << "the loss did not fall\n";
     return 1;

@@ -81,6 +81,14 @@ struct BleuOptions {
 // file cannot be read or the two files differ in line count.
 int run_bleu(const BleuOptions& options);
 
+// `headlab curves`: a run's loss.svg (loss and the task's metric) drawn again from its metrics.jsonl.
+struct CurvesCommandOptions {
+  std::string run_dir;
+  bool log_y = false;  // log10 axis for the loss panels
+  std::string out;     // default RUN_DIR/loss.svg
+};
+int run_curves(const CurvesCommandOptions& options);
+
 // `headlab translate`: sentences on stdin, one per line -> tokenized translations on stdout.
 struct TranslateOptions {
   std::string checkpoint;

@@ -110,6 +110,14 @@ int main(int argc, char** argv) {
                         "at most len(source) + this many output tokens")
       ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
 
+  headlab::cli::CurvesCommandOptions curves_options;
+  auto* curves = app.add_subcommand("curves", "draw a run's loss.svg again from its metrics.jsonl (training and "
+                                              "validation loss, the task's metric), optionally on a log axis");
+  curves->add_option("--run-dir", curves_options.run_dir, "the run directory (holds config.ini and metrics.jsonl)")
+      ->required();
+  curves->add_flag("--log-y", curves_options.log_y, "log10 axis for the loss panels (losses <= 0 are left out)");
+  curves->add_option("--out", curves_options.out, "the SVG file to write (default: RUN_DIR/loss.svg)");
+
   headlab::cli::GenerateOptions generate_options;
   auto* generate = app.add_subcommand("generate", "sample tokens from a decoder-only checkpoint (KV cache), streamed to "
                                                   "stdout as they come");
@@ -197,6 +205,7 @@ int main(int argc, char** argv) {
     if (*decode) return headlab::cli::run_decode(decode_dir, decode_input);
     if (*bleu) return headlab::cli::run_bleu(bleu_options);
     if (*translate) return headlab::cli::run_translate(translate_options);
+    if (*curves) return headlab::cli::run_curves(curves_options);
     if (*ablate) return headlab::cli::run_ablate(ablate_options);
     if (*generate) {
       if (!*prompt_ids && !*prompt_text) {

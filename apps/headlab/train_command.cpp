@@ -56,8 +56,9 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
   }
   if (options.task == Task::translate) {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
-              << " s (" << r.seconds << " s with evaluation); best validation BLEU " << std::setprecision(2)
-              << r.valid_bleu << " (loss " << std::setprecision(4) << r.valid_loss << ")";
+              << " s (" << r.seconds << " s with evaluation); best step " << r.best_step << " by --select "
+              << options.select << ": validation BLEU " << std::setprecision(2) << r.valid_bleu << ", loss "
+              << std::setprecision(4) << r.valid_loss;
     if (!options.test_file.empty())
       std::cout << "; test BLEU greedy " << std::setprecision(2) << r.test_bleu_greedy << ", beam " << options.beam
                 << " " << r.test_bleu_beam;

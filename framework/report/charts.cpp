@@ -119,8 +119,9 @@ double ceil_125(double v) {
 }
 
 // A log axis from the largest 1-2-5 value <= dmin to the smallest >= dmax
-// (both > 0). Ticks at 1, 2, 5 times powers of ten; if that is more than 7,
-// only powers of ten; if still more than 7, every few decades.
+// (both > 0). Ticks at 1, 2, 5 times powers of ten; if that is fewer than 3
+// (a range such as 2 to 5), at every digit 1..9 times a power of ten; if more
+// than 7, only powers of ten; if still more than 7, every few decades.
 Axis log_axis(double dmin, double dmax) {
   double lo = floor_125(dmin), hi = ceil_125(dmax);
   if (!(lo < hi)) {  // a constant value sitting on a 1-2-5 step: one step either side
@@ -136,6 +137,12 @@ Axis log_axis(double dmin, double dmax) {
   for (int e = e0; e <= e1; ++e)
     for (double m : {1.0, 2.0, 5.0})
       if (in_range(m * std::pow(10.0, e))) axis.ticks.push_back(m * std::pow(10.0, e));
+  if (axis.ticks.size() < 3) {  // a range within one or two 1-2-5 steps (2 to 5): every digit
+    axis.ticks.clear();
+    for (int e = e0; e <= e1; ++e)
+      for (int m = 1; m <= 9; ++m)
+        if (in_range(m * std::pow(10.0, e))) axis.ticks.push_back(m * std::pow(10.0, e));
+  }
   if (axis.ticks.size() > 7) {
     axis.ticks.clear();
     for (int e = e0; e <= e1; ++e)
@@ -157,78 +164,57 @@ const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#94
 
 }  // namespace
 
-std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOptions& options) {
-  if (options.width < 100 || options.height < 100)
-    throw ValueError("svg_line_chart: width and height must be >= 100 pixels, got " +
-                     std::to_string(options.width) + " x " + std::to_string(options.height));
-  for (const auto& s : series) {
-    if (s.x.size() != s.y.size())
-      throw ValueError("svg_line_chart: series '" + s.name + "' has " + std::to_string(s.x.size()) +
-                       " x values but " + std::to_string(s.y.size()) + " y values");
-    if (!s.error.empty() && s.error.size() != s.y.size())
-      throw ValueError("svg_line_chart: series '" + s.name + "' has " + std::to_string(s.error.size()) +
-                       " error values for " + std::to_string(s.y.size()) + " points");
-  }
+namespace {
 
-  // 1. Which points can be drawn, and the range they (and their error bars) span.
-  const double inf = std::numeric_limits<double>::infinity();
-  auto drawable = [&](const ChartSeries& s, std::size_t i) {
-    return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!options.log_y || s.y[i] > 0);
-  };
-  auto error_of = [](const ChartSeries& s, std::size_t i) {  // 0 when there is no usable bar
-    return !s.error.empty() && std::isfinite(s.error[i]) && s.error[i] > 0 ? s.error[i] : 0.0;
-  };
-  double xmin = inf, xmax = -inf, ymin = inf, ymax = -inf;
-  std::vector<std::size_t> skipped(series.size(), 0);
-  for (std::size_t k = 0; k < series.size(); ++k) {
-    const ChartSeries& s = series[k];
+// Points with a NaN or infinite x or y (or y <= 0 on a log axis) cannot be drawn.
+bool drawable(const ChartSeries& s, std::size_t i, bool log_y) {
+  return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!log_y || s.y[i] > 0);
+}
+double error_of(const ChartSeries& s, std::size_t i) {  // 0 when there is no usable bar
+  return !s.error.empty() && std::isfinite(s.error[i]) && s.error[i] > 0 ? s.error[i] : 0.0;
+}
+
+// The range the drawable points of some series (and their error bars) span; lo > hi when none.
+struct Range {
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
+  bool empty() const { return !(xmin <= xmax); }
+};
+Range range_of(const std::vector<ChartSeries>& series, bool log_y) {
+  Range r;
+  for (const ChartSeries& s : series)
     for (std::size_t i = 0; i < s.x.size(); ++i) {
-      if (!drawable(s, i)) {
-        ++skipped[k];
-        continue;
-      }
+      if (!drawable(s, i, log_y)) continue;
       const double e = error_of(s, i);
-      xmin = std::min(xmin, s.x[i]);
-      xmax = std::max(xmax, s.x[i]);
-      ymax = std::max(ymax, s.y[i] + e);
+      r.xmin = std::min(r.xmin, s.x[i]);
+      r.xmax = std::max(r.xmax, s.x[i]);
+      r.ymax = std::max(r.ymax, s.y[i] + e);
       // On a log axis a bar reaching 0 or below is cut at the bottom of the axis.
-      ymin = std::min(ymin, options.log_y && s.y[i] - e <= 0 ? s.y[i] : s.y[i] - e);
+      r.ymin = std::min(r.ymin, log_y && s.y[i] - e <= 0 ? s.y[i] : s.y[i] - e);
     }
-  }
-  const bool no_data = !(xmin <= xmax);
-  if (no_data) {
-    xmin = 0, xmax = 1;
-    ymin = options.log_y ? 1 : 0, ymax = options.log_y ? 10 : 1;
-  }
-  const Axis xaxis = linear_axis(xmin, xmax);
-  const Axis yaxis = options.log_y ? log_axis(ymin, ymax) : linear_axis(ymin, ymax);
+  return r;
+}
 
-  // 2. Layout: the plot area is [left, right] x [top, bottom] in pixels (y grows down).
-  const double W = options.width, H = options.height;
-  const double left = 70, right = W - 20;
-  const double top = options.title.empty() ? 20 : 40;
-  const double bottom = H - (options.x_label.empty() ? 35 : 55);
+// The plot area of a panel in pixels: [left, right] x [top, bottom] (y grows down).
+struct PlotArea {
+  double left, right, top, bottom;
+};
+
+// One panel: grid lines, tick labels, frame, axis labels, the series (error bars, line, dots), the
+// legend in the top-right corner. The x axis is given (shared by the panels of a figure).
+void draw_panel(std::ostringstream& svg, const ChartPanel& panel, const Axis& xaxis, const PlotArea& area,
+                const std::string& x_label, double x_label_y, std::size_t markers_up_to) {
+  Range range = range_of(panel.series, panel.log_y);
+  const bool no_data = range.empty();
+  if (!no_data && !panel.log_y)
+    for (double v : panel.y_includes)
+      if (std::isfinite(v)) range.ymin = std::min(range.ymin, v), range.ymax = std::max(range.ymax, v);
+  const Axis yaxis = no_data ? (panel.log_y ? log_axis(1, 10) : linear_axis(0, 1))
+                     : panel.log_y ? log_axis(range.ymin, range.ymax)
+                                   : linear_axis(range.ymin, range.ymax);
+  const auto [left, right, top, bottom] = area;
   auto X = [&](double v) { return left + xaxis.fraction(v) * (right - left); };
   auto Y = [&](double v) { return bottom - yaxis.fraction(v) * (bottom - top); };
 
-  std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << options.width << "\" height=\"" << options.height
-      << "\" viewBox=\"0 0 " << options.width << ' ' << options.height
-      << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  for (std::size_t k = 0; k < series.size(); ++k) {
-    if (skipped[k] == 0) continue;
-    svg << "<!-- " << comment_safe("series " + std::to_string(k) + " \"" + xml_escape(series[k].name) + "\": " +
-                                   std::to_string(skipped[k]) + " of " + std::to_string(series[k].x.size()) +
-                                   " points skipped (NaN or infinite" +
-                                   (options.log_y ? ", or y <= 0 on the log axis)" : ")"))
-        << " -->\n";
-  }
-  svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  if (!options.title.empty())
-    svg << "<text x=\"" << px(W / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
-        << xml_escape(options.title) << "</text>\n";
-
-  // 3. Grid lines, ticks and their labels, the frame, the axis labels.
   svg << "<g stroke=\"#e5e5e5\">\n";
   for (double t : xaxis.ticks)
     svg << "<line x1=\"" << px(X(t)) << "\" y1=\"" << px(top) << "\" x2=\"" << px(X(t)) << "\" y2=\"" << px(bottom)
@@ -246,27 +232,26 @@ std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOp
   svg << "</g>\n";
   svg << "<rect x=\"" << px(left) << "\" y=\"" << px(top) << "\" width=\"" << px(right - left) << "\" height=\""
       << px(bottom - top) << "\" fill=\"none\" stroke=\"#333\"/>\n";
-  if (!options.x_label.empty())
-    svg << "<text x=\"" << px((left + right) / 2) << "\" y=\"" << px(H - 12) << "\" text-anchor=\"middle\">"
-        << xml_escape(options.x_label) << "</text>\n";
-  if (!options.y_label.empty())
+  if (!x_label.empty())
+    svg << "<text x=\"" << px((left + right) / 2) << "\" y=\"" << px(x_label_y) << "\" text-anchor=\"middle\">"
+        << xml_escape(x_label) << "</text>\n";
+  if (!panel.y_label.empty())
     svg << "<text transform=\"translate(16 " << px((top + bottom) / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
-        << xml_escape(options.y_label) << "</text>\n";
+        << xml_escape(panel.y_label) << "</text>\n";
 
-  // 4. The series: error bars (one <path> per series), the line, the dots.
-  for (std::size_t k = 0; k < series.size(); ++k) {
-    const ChartSeries& s = series[k];
+  for (std::size_t k = 0; k < panel.series.size(); ++k) {
+    const ChartSeries& s = panel.series[k];
     const std::string colour = kPalette[k % 10];
     const std::string dash = k >= 10 ? " stroke-dasharray=\"6 3\"" : "";  // after ten colours, dashed lines
     std::vector<std::size_t> points;
     for (std::size_t i = 0; i < s.x.size(); ++i)
-      if (drawable(s, i)) points.push_back(i);
+      if (drawable(s, i, panel.log_y)) points.push_back(i);
     svg << "<g>\n";
     std::string bars;
     for (std::size_t i : points) {
       const double e = error_of(s, i);
       if (e == 0) continue;
-      const double lo = options.log_y && s.y[i] - e <= 0 ? bottom : Y(s.y[i] - e);
+      const double lo = panel.log_y && s.y[i] - e <= 0 ? bottom : Y(s.y[i] - e);
       const double hi = Y(s.y[i] + e);
       const double x = X(s.x[i]);
       // A vertical stroke with a short cap at each end.
@@ -282,20 +267,19 @@ std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOp
         svg << (n ? " " : "") << px(X(s.x[points[n]])) << ',' << px(Y(s.y[points[n]]));
       svg << "\"/>\n";
     }
-    if (points.size() == 1 || (points.size() <= options.markers_up_to))
+    if (points.size() == 1 || (points.size() <= markers_up_to))
       for (std::size_t i : points)
         svg << "<circle cx=\"" << px(X(s.x[i])) << "\" cy=\"" << px(Y(s.y[i])) << "\" r=\"2.5\" fill=\"" << colour
             << "\"/>\n";
     svg << "</g>\n";
   }
 
-  // 5. The legend, in the top-right corner of the plot on a white box.
   std::vector<std::size_t> named;
   std::size_t longest = 0;
-  for (std::size_t k = 0; k < series.size(); ++k) {
-    if (series[k].name.empty()) continue;
+  for (std::size_t k = 0; k < panel.series.size(); ++k) {
+    if (panel.series[k].name.empty()) continue;
     named.push_back(k);
-    longest = std::max(longest, display_length(series[k].name));
+    longest = std::max(longest, display_length(panel.series[k].name));
   }
   if (!named.empty()) {
     const double box_w = 44 + 7.0 * static_cast<double>(longest), box_h = 8 + 18.0 * static_cast<double>(named.size());
@@ -307,16 +291,80 @@ std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOp
       const double cy = by + 13 + 18.0 * static_cast<double>(n);
       svg << "<line x1=\"" << px(bx + 8) << "\" y1=\"" << px(cy) << "\" x2=\"" << px(bx + 30) << "\" y2=\"" << px(cy)
           << "\" stroke=\"" << kPalette[k % 10] << "\" stroke-width=\"2\"" << (k >= 10 ? " stroke-dasharray=\"6 3\"" : "")
-          << "/>\n<text x=\"" << px(bx + 36) << "\" y=\"" << px(cy) << "\" dy=\"0.35em\">" << xml_escape(series[k].name)
-          << "</text>\n";
+          << "/>\n<text x=\"" << px(bx + 36) << "\" y=\"" << px(cy) << "\" dy=\"0.35em\">"
+          << xml_escape(panel.series[k].name) << "</text>\n";
     }
     svg << "</g>\n";
   }
   if (no_data)
     svg << "<text x=\"" << px((left + right) / 2) << "\" y=\"" << px((top + bottom) / 2)
         << "\" text-anchor=\"middle\" fill=\"#999\">no data</text>\n";
+}
+
+}  // namespace
+
+std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartOptions& options) {
+  if (options.width < 100 || options.height < 100)
+    throw ValueError("svg_line_chart: width and height must be >= 100 pixels, got " +
+                     std::to_string(options.width) + " x " + std::to_string(options.height));
+  if (panels.empty()) throw ValueError("svg_chart_panels: no panel to draw");
+  for (const ChartPanel& panel : panels)
+    for (const auto& s : panel.series) {
+      if (s.x.size() != s.y.size())
+        throw ValueError("svg_line_chart: series '" + s.name + "' has " + std::to_string(s.x.size()) +
+                         " x values but " + std::to_string(s.y.size()) + " y values");
+      if (!s.error.empty() && s.error.size() != s.y.size())
+        throw ValueError("svg_line_chart: series '" + s.name + "' has " + std::to_string(s.error.size()) +
+                         " error values for " + std::to_string(s.y.size()) + " points");
+    }
+
+  // The x axis all panels share: the range of every drawable point.
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
+  for (const ChartPanel& panel : panels) {
+    const Range r = range_of(panel.series, panel.log_y);
+    xmin = std::min(xmin, r.xmin);
+    xmax = std::max(xmax, r.xmax);
+  }
+  if (!(xmin <= xmax)) xmin = 0, xmax = 1;
+  const Axis xaxis = linear_axis(xmin, xmax);
+
+  // Layout: panel p fills rows [p H, (p + 1) H) of the figure; the title sits above the first, the
+  // x label under the last.
+  const double W = options.width, H = options.height;
+  const std::size_t n = panels.size();
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << options.width << "\" height=\""
+      << options.height * static_cast<long long>(n) << "\" viewBox=\"0 0 " << options.width << ' '
+      << options.height * static_cast<long long>(n) << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  for (std::size_t p = 0; p < n; ++p)
+    for (std::size_t k = 0; k < panels[p].series.size(); ++k) {
+      const ChartSeries& s = panels[p].series[k];
+      std::size_t skipped = 0;
+      for (std::size_t i = 0; i < s.x.size(); ++i) skipped += !drawable(s, i, panels[p].log_y);
+      if (skipped == 0) continue;
+      const std::string which = (n > 1 ? "panel " + std::to_string(p) + " " : "") + "series " + std::to_string(k);
+      svg << "<!-- " << comment_safe(which + " \"" + xml_escape(s.name) + "\": " + std::to_string(skipped) + " of " +
+                                     std::to_string(s.x.size()) + " points skipped (NaN or infinite" +
+                                     (panels[p].log_y ? ", or y <= 0 on the log axis)" : ")"))
+          << " -->\n";
+    }
+  svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (!options.title.empty())
+    svg << "<text x=\"" << px(W / 2) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
+        << xml_escape(options.title) << "</text>\n";
+  for (std::size_t p = 0; p < n; ++p) {
+    const double slot_top = H * static_cast<double>(p), slot_bottom = slot_top + H;
+    const bool first = p == 0, last = p + 1 == n;
+    const PlotArea area{70, W - 20, slot_top + (first && !options.title.empty() ? 40 : 20),
+                        slot_bottom - (last && !options.x_label.empty() ? 55 : 35)};
+    draw_panel(svg, panels[p], xaxis, area, last ? options.x_label : "", slot_bottom - 12, options.markers_up_to);
+  }
   svg << "</svg>\n";
   return svg.str();
+}
+
+std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOptions& options) {
+  return svg_chart_panels({ChartPanel{options.y_label, series, options.log_y}}, options);
 }
 
 std::string svg_loss_curve(const std::vector<double>& steps, const std::vector<double>& losses,

@@ -115,6 +115,38 @@ void MetricsWriter::write_json(std::string_view object_text) {
   append_line(dump_compact(j));
 }
 
+MetricRow metric_row_from_json_line(const std::string& line, const std::string& where) {
+  ojson j;
+  try {
+    j = ojson::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at
+    // line 1, column 13: syntax error ..."; its "line 1" is within this one line,
+    // so keep only the column and the explanation.
+    std::string detail = e.what();
+    const std::size_t column = detail.find("column ");
+    const std::size_t colon = column == std::string::npos ? column : detail.find(": ", column);
+    if (colon != std::string::npos) detail = detail.substr(column, colon - column) + ": " + detail.substr(colon + 2);
+    throw FormatError(where + "not valid JSON at " + detail);
+  }
+  if (!j.is_object()) throw FormatError(where + "expected a JSON object, got a " + std::string(j.type_name()));
+
+  MetricRow row;
+  for (const auto& [name, value] : j.items()) {
+    if (value.is_number())
+      row.set(name, value.get<double>());
+    else if (value.is_string())
+      row.set(name, value.get<std::string>());
+    else if (value.is_boolean())
+      row.set(name, value.get<bool>() ? 1.0 : 0.0);
+    else if (value.is_null())
+      row.set(name, std::numeric_limits<double>::quiet_NaN());  // written from a NaN / inf
+    else
+      row.set(name, dump_compact(value));  // a nested array or object, kept as its JSON text
+  }
+  return row;
+}
+
 std::vector<MetricRow> read_metrics(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw IOError("read_metrics: cannot open " + quoted(path) + ": " + std::strerror(errno));
@@ -122,36 +154,8 @@ std::vector<MetricRow> read_metrics(const std::filesystem::path& path) {
   std::string line;
   for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines are allowed
-    const std::string where = "read_metrics: " + quoted(path) + ": line " + std::to_string(line_no) + ": ";
-    ojson j;
-    try {
-      j = ojson::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      // nlohmann's message reads "[json.exception.parse_error.101] parse error at
-      // line 1, column 13: syntax error ..."; its "line 1" is within this one line,
-      // so keep only the column and the explanation.
-      std::string detail = e.what();
-      const std::size_t column = detail.find("column ");
-      const std::size_t colon = column == std::string::npos ? column : detail.find(": ", column);
-      if (colon != std::string::npos) detail = detail.substr(column, colon - column) + ": " + detail.substr(colon + 2);
-      throw FormatError(where + "not valid JSON at " + detail);
-    }
-    if (!j.is_object()) throw FormatError(where + "expected a JSON object, got a " + std::string(j.type_name()));
-
-    MetricRow row;
-    for (const auto& [name, value] : j.items()) {
-      if (value.is_number())
-        row.set(name, value.get<double>());
-      else if (value.is_string())
-        row.set(name, value.get<std::string>());
-      else if (value.is_boolean())
-        row.set(name, value.get<bool>() ? 1.0 : 0.0);
-      else if (value.is_null())
-        row.set(name, std::numeric_limits<double>::quiet_NaN());  // written from a NaN / inf
-      else
-        row.set(name, dump_compact(value));  // a nested array or object, kept as its JSON text
-    }
-    rows.push_back(std::move(row));
+    rows.push_back(
+        metric_row_from_json_line(line, "read_metrics: " + quoted(path) + ": line " + std::to_string(line_no) + ": "));
   }
   if (in.bad()) throw IOError("read_metrics: error while reading " + quoted(path));
   return rows;

@@ -155,6 +155,15 @@ const std::string& checkpoint_meta(const TensorFile& file, const std::string& ke
   return it->second;
 }
 
+Module<float>::StateDict saved_model_state(const TensorFile& file) {
+  Module<float>::StateDict state;
+  as_format_error(file.source, [&] {
+    for (const auto& e : file.entries())
+      if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
+  });
+  return state;
+}
+
 Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key) {
   const Vocabulary vocab = as_format_error(file.source, [&] { return Vocabulary::from_text(checkpoint_meta(file, key)); });
   if (vocab.size() <= Vocabulary::num_specials)
@@ -289,11 +298,7 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
     out.model = std::make_unique<Transformer<float>>(config, gen);
     module = out.model.get();
   }
-  Module<float>::StateDict state;
-  as_format_error(file.source, [&] {
-    for (const auto& e : file.entries())
-      if (e.name.rfind("model.", 0) == 0) state.emplace_back(e.name.substr(6), file.get<float>(e.name));
-  });
+  const Module<float>::StateDict state = saved_model_state(file);
   as_format_error(file.source, [&] { module->load_state_dict(state); });
   module->eval();
   return out;

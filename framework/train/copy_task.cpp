@@ -65,7 +65,6 @@ class CopyTask : public detail::TrainingTask {
   }
 
   Module<float>& model() override { return model_; }
-  std::string name() const override { return "copy task"; }
 
   detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
     const IndexArray data = copy_task_batch(data_rng, o_.batch, o_.length, o_.vocab);
@@ -76,12 +75,15 @@ class CopyTask : public detail::TrainingTask {
             tf.targets.size()};
   }
 
+  // Held-out exact match (greedy decoding) and held-out loss (teacher forcing, no smoothing).
   void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
     result.exact_match = copy_exact_match(model_, held_out_);
-    row.set("valid_exact_match", result.exact_match);
+    result.valid_loss = held_out_loss();
+    row.set("valid_loss", result.valid_loss).set("valid_exact_match", result.exact_match);
     log << "step " << std::setw(5) << state.train.step << "  loss " << std::fixed << std::setprecision(4)
         << state.train.losses.back() << "  lr " << std::scientific << std::setprecision(2) << state.lr
-        << std::defaultfloat << "  held-out exact match " << std::fixed << std::setprecision(3) << result.exact_match
+        << std::defaultfloat << "  held-out loss " << std::fixed << std::setprecision(4) << result.valid_loss
+        << "  exact match " << std::setprecision(3) << result.exact_match
         << "  (" << std::setprecision(1) << state.train_seconds << " s training)" << std::defaultfloat << "\n";
   }
 
@@ -91,17 +93,11 @@ class CopyTask : public detail::TrainingTask {
 
   void finish(const detail::LoopState& state, TrainResult& result, std::ostream&) override {
     // Stopped by the time budget or a request between evaluations: score the final weights.
-    if (!state.evaluated_last && state.train.step > 0) result.exact_match = copy_exact_match(model_, held_out_);
-    if (o_.run_dir.empty()) return;
-    // Held-out loss of the final weights (teacher forcing, no smoothing) for sweeps.
-    const TeacherForcing tf = teacher_forcing(held_out_);
-    {
-      NoGradGuard no_grad;
-      model_.eval();
-      const auto V = static_cast<std::ptrdiff_t>(o_.vocab);
-      result.valid_loss =
-          cross_entropy(reshape(model_.forward(held_out_, tf.input, Masks{}, nullptr), {-1, V}), tf.targets, 0).item();
+    if (!state.evaluated_last && state.train.step > 0) {
+      result.exact_match = copy_exact_match(model_, held_out_);
+      result.valid_loss = held_out_loss();
     }
+    if (o_.run_dir.empty()) return;
     result.seconds = state.seconds();
     detail::write_summary(o_, result, model_.parameter_count(),
                           transformer_flops_per_token(model_.config(), o_.length, o_.length - 1),
@@ -109,6 +105,19 @@ class CopyTask : public detail::TrainingTask {
   }
 
  private:
+  // Mean token cross-entropy of the held-out sequences, teacher forcing, no smoothing, eval mode.
+  double held_out_loss() {
+    const TeacherForcing tf = teacher_forcing(held_out_);
+    NoGradGuard no_grad;
+    const bool was_training = model_.is_training();
+    model_.eval();
+    const auto V = static_cast<std::ptrdiff_t>(o_.vocab);
+    const double loss =
+        cross_entropy(reshape(model_.forward(held_out_, tf.input, Masks{}, nullptr), {-1, V}), tf.targets, 0).item();
+    model_.train(was_training);
+    return loss;
+  }
+
   const TrainOptions& o_;
   Transformer<float> model_;
   const IndexArray held_out_;

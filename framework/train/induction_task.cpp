@@ -106,7 +106,6 @@ class InductionTask : public detail::TrainingTask {
   }
 
   Module<float>& model() override { return model_; }
-  std::string name() const override { return "induction task"; }
 
   detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
     const auto N = static_cast<std::ptrdiff_t>(2 * o_.length), V = static_cast<std::ptrdiff_t>(o_.vocab);

@@ -114,6 +114,7 @@ std::vector<std::string> choices_of(const std::string& field) {
   if (field == "progress") return {"auto", "bar", "lines", "none"};
   if (field == "optimizer") return {"sgd", "adam", "adamw"};
   if (field == "schedule") return {"noam", "cosine", "linear", "constant"};
+  if (field == "select") return {"valid_loss", "bleu", "accuracy"};
   return {};
 }
 
@@ -283,6 +284,13 @@ void TrainOptions::validate() const {
   const std::vector<std::string> styles = choices_of("progress");
   if (std::find(styles.begin(), styles.end(), progress) == styles.end())
     bad("progress", quote_clipped(progress) + " is not auto, bar, lines or none");
+  const std::vector<std::string> selections = choices_of("select");
+  if (std::find(selections.begin(), selections.end(), select) == selections.end())
+    bad("select", quote_clipped(select) + " is not valid_loss, bleu or accuracy");
+  if (select == "bleu" && task != Task::translate)
+    bad("select", "bleu is for task translate; task " + task_name(task) + " has valid_loss or accuracy");
+  if (select == "accuracy" && task == Task::translate)
+    bad("select", "accuracy is for tasks copy and induction; task translate has valid_loss or bleu");
   TransformerConfig c = task == Task::translate ? model_config(5, 5) : model_config();
   if (task == Task::induction) c.src_vocab = 1;  // no encoder
   c.validate();

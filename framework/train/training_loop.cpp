@@ -12,6 +12,7 @@
 #include "headlab/core/anomaly.hpp"
 #include "headlab/core/file_writer.hpp"
 #include "headlab/ops/ops.hpp"
+#include "headlab/train/run_curves.hpp"
 #include "headlab/train/run_dir.hpp"
 
 namespace headlab::detail {
@@ -82,7 +83,52 @@ struct NullBuffer : std::streambuf {
   int overflow(int c) override { return c; }
 };
 
+// best.safetensors: the weights only, with the checkpoint's metadata and the evaluation's metrics
+// row ("best_metrics", one JSON line) that --resume reads back.
+void save_best(const TrainOptions& o, const Module<float>& model, const TrainState& st,
+               std::map<std::string, std::string> extras, const MetricRow& row) {
+  extras["best_metrics"] = to_json_line(row);
+  const Generator unused;
+  save_checkpoint(run_file(o, "best.safetensors"), o, model, nullptr, unused, unused, st, extras);
+}
+
+// On --resume: the best so far from best.safetensors (none when the file is missing, or was written
+// by a headlab before --select, whose file has no metrics row: then the next evaluation is the best).
+// FormatError naming the file when it is not a checkpoint or its row lacks the selected value.
+BestSoFar restore_best(const TrainOptions& o, std::ostream& log) {
+  const std::string path = run_file(o, "best.safetensors");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  const TensorFile file = load_checkpoint_file(path);
+  if (!file.metadata.count("best_metrics")) {
+    log << "note: " << path << " has no best_metrics (an older run): the next evaluation replaces it\n";
+    return {};
+  }
+  BestSoFar best;
+  best.found = true;
+  best.row = metric_row_from_json_line(checkpoint_meta(file, "best_metrics"), "checkpoint " + path + ": best_metrics: ");
+  const std::string key = selection_of(o).key;
+  if (!best.row.has(key) || !best.row.has("step"))
+    throw FormatError("checkpoint " + path + ": best_metrics has no '" + key + "' or 'step' (--select " + o.select + ")");
+  best.step = static_cast<std::size_t>(best.row.number("step"));
+  return best;
+}
+
 }  // namespace
+
+Selection selection_of(const TrainOptions& o) {
+  if (o.select == "bleu") return {"valid_bleu", true};
+  if (o.select == "accuracy") return {o.task == Task::induction ? "repeated_accuracy" : "valid_exact_match", true};
+  return {"valid_loss", false};
+}
+
+bool improves(const BestSoFar& best, const Selection& selection, const MetricRow& row) {
+  if (!best.found) return true;
+  const double value = row.number(selection.key), old = best.row.number(selection.key);
+  if (std::isnan(value) || std::isnan(old)) return std::isnan(old) && !std::isnan(value);  // a number beats NaN
+  if (value != old) return selection.higher_is_better ? value > old : value < old;
+  return selection.key != "valid_loss" && row.number("valid_loss") < best.row.number("valid_loss");
+}
 
 std::string run_file(const TrainOptions& o, const std::string& name) {
   return o.run_dir.empty() ? std::string() : (fs::path(o.run_dir) / name).string();
@@ -111,8 +157,10 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     log << "resumed from " << ckpt << " at step " << state.train.step;
     if (dropped > 0) log << " (" << dropped << " metrics.jsonl lines after it dropped)";
     log << "\n";
+    state.best = restore_best(o, log);
   }
   if (!o.run_dir.empty()) write_file_atomic(run_file(o, "config.ini"), o.to_config_ini(), "train");
+  const Selection selection = selection_of(o);
 
   std::unique_ptr<ProgressReporter> progress = make_progress(o, state.train.step);
   std::unique_ptr<MetricsWriter> metrics;
@@ -158,6 +206,11 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
       task.evaluate(state, result, row, eval_log);
       eval_log.flush();  // a log read as it grows (tail -f, a pipe) sees every evaluation at once
       row.set("train_seconds", state.train_seconds);
+      if (improves(state.best, selection, row)) {
+        state.best = {true, st.step, row};
+        if (!o.run_dir.empty()) save_best(o, model, st, extras, row);
+        task.keep_best(state);
+      }
     }
     const bool save = !ckpt.empty() && ((o.save_every && st.step % o.save_every == 0) || last);
     if (metrics) {
@@ -172,15 +225,17 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   if (!ckpt.empty()) {
     if (metrics) metrics->sync();
     save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
-    std::vector<double> steps(st.losses.size());
-    for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = double(i + 1);
-    write_file_atomic(run_file(o, "loss.svg"), svg_loss_curve(steps, st.losses, task.name() + ": training loss"),
-                      "train");
+    const std::vector<MetricRow> rows = read_metrics(run_file(o, "metrics.jsonl"));
+    write_file_atomic(run_file(o, "loss.svg"), run_curves(rows, o.task).svg, "train");
   }
   result.steps_done = st.step;
   result.losses = st.losses;
   result.interrupted = state.interrupted;
   result.train_seconds = state.train_seconds;
+  if (state.best.found) {
+    result.best_step = state.best.step;
+    result.best_value = state.best.row.number(selection.key);
+  }
   result.seconds = state.seconds();
   task.finish(state, result, eval_log);
   result.seconds = state.seconds();
@@ -210,7 +265,10 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                             {"valid_loss", r.valid_loss},
                             {"parameters", parameters},
                             {"flops_per_token", flops_per_token},
-                            {"interrupted", r.interrupted}};
+                            {"interrupted", r.interrupted},
+                            {"select", o.select},
+                            {"best_step", r.best_step},
+                            {"best_value", r.best_value}};
   if (o.task == Task::copy) summary["valid_accuracy"] = r.exact_match;
   if (o.task == Task::induction) summary["valid_accuracy"] = r.repeated_accuracy;
   for (const auto& [key, value] : extra) summary[key] = value;

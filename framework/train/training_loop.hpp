@@ -11,10 +11,15 @@
 //     clip_grad_norm; lr = schedule(step); optimiser step (headlab/train/optimizer_choice.hpp)
 //     progress line / bar; metrics.jsonl row
 //     a stop request (SIGINT/SIGTERM): save and stop, no evaluation
-//     every eval_every steps and at the last step: task.evaluate (its numbers join the row)
+//     every eval_every steps and at the last step: task.evaluate (its numbers join the row);
+//       the best evaluation by --select so far: its weights to best.safetensors
 //     every save_every steps and at the last step: save the checkpoint
 //     task.should_stop() (copy: 100% exact match) ends the run early
-//   save the checkpoint; loss.svg; task.finish (final scores, summary.json, its files)
+//   save the checkpoint; loss.svg (headlab/train/run_curves.hpp, from metrics.jsonl);
+//   task.finish (final scores, summary.json, its files)
+//
+// On --resume the best so far comes back from best.safetensors (its step and metrics row), so a
+// resumed run keeps the best of the whole run, not of its second part.
 //
 // The time budget counts training steps only: evaluations, saving and start-up are left out.
 #pragma once
@@ -42,6 +47,26 @@ struct StepLoss {
   std::size_t tokens = 0;
 };
 
+// --select as a metrics row key and a direction: valid_loss -> "valid_loss", lowest; bleu ->
+// "valid_bleu", highest; accuracy -> "valid_exact_match" (copy) or "repeated_accuracy"
+// (induction), highest.
+struct Selection {
+  std::string key;
+  bool higher_is_better = false;
+};
+Selection selection_of(const TrainOptions& o);
+
+// The best evaluation so far: its step and its metrics row (what best.safetensors holds).
+struct BestSoFar {
+  bool found = false;
+  std::size_t step = 0;
+  MetricRow row;
+};
+// Whether an evaluation's row beats `best`: a strictly better selected value; on a tie of a
+// metric other than valid_loss (BLEU 0 early on), the lower valid_loss. Equal rows keep the earlier
+// step; a NaN value (a null in the metrics) never beats a number.
+bool improves(const BestSoFar& best, const Selection& selection, const MetricRow& row);
+
 // Where the loop stands, for the task's evaluation line and its final files.
 struct LoopState {
   TrainState train;             // step, loss history
@@ -50,6 +75,7 @@ struct LoopState {
   std::vector<double> step_seconds;  // each step's time (this call)
   bool interrupted = false;     // a stop request ended the run
   bool evaluated_last = false;  // the last step ran an evaluation
+  BestSoFar best;               // by --select, over the whole run (restored on --resume)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   double seconds() const {  // wall time since the run started (this call)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -60,13 +86,14 @@ class TrainingTask {
  public:
   virtual ~TrainingTask() = default;
   virtual Module<float>& model() = 0;
-  virtual std::string name() const = 0;  // "copy task", the title of loss.svg
   // Forward pass of batch number `batch` (from 1; the step's number unless --grad-accum N, which
   // takes batches (step - 1) * N + 1 to step * N) in training mode: data from data_rng, dropout
   // from dropout_rng. The loss is the mean over the batch's `tokens` target tokens.
   virtual StepLoss step_loss(std::size_t batch, Generator& data_rng, Generator& dropout_rng) = 0;
   // Scores the current weights: sets the task's numbers in `result` and `row`, prints one line to log.
   virtual void evaluate(const LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) = 0;
+  // Called when an evaluation is the best so far (state.best is it): translate keeps the weights.
+  virtual void keep_best(const LoopState&) {}
   // Asked after each evaluation: true ends the run early.
   virtual bool should_stop(const LoopState&, const TrainResult&) const { return false; }
   // Metadata saved with every checkpoint of this run (a translation model's vocabularies).
@@ -102,7 +129,8 @@ class AnomalyScope {
 // RUN_DIR/summary.json, the final numbers of a run (what `headlab ablate` aggregates):
 // task, steps, train_seconds, seconds, valid_loss, valid_accuracy (copy: exact match;
 // induction: repeated-half accuracy; absent for translate), parameters,
-// flops_per_token, interrupted, and the task's own `extra` fields.
+// flops_per_token, interrupted, select, best_step and best_value (the --select value of the
+// best evaluation, kept in best.safetensors), and the task's own `extra` fields.
 void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,
                    const std::map<std::string, double>& extra = {});
 // xavier_uniform on every matrix (The Annotated Transformer's make_model).

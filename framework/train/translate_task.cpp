@@ -6,7 +6,8 @@
 // The batch of step s depends only on (seed, s), and the dropout generator is
 // saved with the checkpoint, so a resumed run repeats the uninterrupted one.
 // Every eval_every steps (clock paused): validation loss (mean token NLL, no
-// smoothing) and greedy BLEU; the best-BLEU weights go to best.safetensors.
+// smoothing) and greedy BLEU; the best weights by --select (valid_loss, or bleu: highest BLEU,
+// then lowest loss) go to best.safetensors.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -250,7 +251,6 @@ class TranslateTask : public detail::TrainingTask {
   }
 
   Module<float>& model() override { return model_; }
-  std::string name() const override { return "translation"; }
   std::map<std::string, std::string> checkpoint_extras() const override { return checkpoint_extras_; }
 
   // Batch number n (from 1) depends only on (seed, n): a shuffle per epoch.
@@ -268,42 +268,46 @@ class TranslateTask : public detail::TrainingTask {
             b.target_tokens};
   }
 
-  // Validation loss and greedy BLEU; the best weights (highest BLEU, then lowest loss) are kept.
-  void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
+  // Validation loss and greedy BLEU; the loop keeps the best weights by --select (" *" marks them).
+  void evaluate(const detail::LoopState& state, TrainResult&, MetricRow& row, std::ostream& log) override {
     const double valid_loss = translation_loss(model_, data_.valid, o_.max_tokens);
     const double bleu =
         100.0 *
         translation_bleu(model_, data_.src_vocab, data_.tgt_vocab, data_.valid_text, o_.eval_sentences, greedy_).score.bleu;
     curve_.push_back(
         {{"seconds", state.train_seconds}, {"step", state.train.step}, {"valid_loss", valid_loss}, {"valid_bleu", bleu}});
-    // Best = highest BLEU; equal BLEU (early on, all 0) falls back to the lower validation loss.
-    const bool better = best_state_.empty() || bleu > result.valid_bleu ||
-                        (bleu == result.valid_bleu && valid_loss < result.valid_loss);
-    if (better) {
-      result.valid_bleu = bleu;
-      result.valid_loss = valid_loss;
-      best_state_ = model_.state_dict();
-      best_step_ = state.train.step;
-      const std::string best = detail::run_file(o_, "best.safetensors");
-      if (!best.empty()) {
-        Generator unused;
-        save_checkpoint(best, o_, model_, nullptr, unused, unused, state.train, checkpoint_extras_);
-      }
-    }
     row.set("valid_loss", valid_loss).set("valid_bleu", bleu);
+    const bool better = detail::improves(state.best, detail::selection_of(o_), row);
     log << "step " << std::setw(6) << state.train.step << "  loss " << std::fixed << std::setprecision(4)
         << (state.train.losses.empty() ? 0.0 : state.train.losses.back()) << "  valid loss " << valid_loss
         << "  valid BLEU " << std::setprecision(2) << bleu << (better ? " *" : "  ") << "  (" << std::setprecision(1)
         << state.train_seconds << " s training)" << std::defaultfloat << "\n";
   }
 
+  void keep_best(const detail::LoopState&) override { best_state_ = model_.state_dict(); }
+
+  // The best weights from here on: in memory, or (a resumed run whose best came before it) from
+  // best.safetensors; with no evaluation at all (a resumed run that was already done and has no
+  // best file of this headlab), the current weights, scored now.
   void finish(const detail::LoopState& state, TrainResult& result, std::ostream& log) override {
-    if (state.interrupted) return;  // stop promptly: the checkpoint is saved, no final evaluation
-    if (best_state_.empty()) {      // no step ran (a resumed run that was already done)
-      MetricRow unused;
-      evaluate(state, result, unused, log);
+    MetricRow best_row = state.best.row;
+    if (state.best.found) {
+      result.valid_loss = best_row.number("valid_loss");
+      result.valid_bleu = best_row.number("valid_bleu");
     }
-    model_.load_state_dict(best_state_);  // the best-BLEU weights from here on
+    if (state.interrupted) return;  // stop promptly: the checkpoint is saved, no final evaluation
+    if (state.best.found && best_state_.empty())
+      best_state_ = saved_model_state(load_checkpoint_file(detail::run_file(o_, "best.safetensors")));
+    if (!state.best.found) {
+      TrainResult unused;
+      evaluate(state, unused, best_row, log);
+      result.valid_loss = best_row.number("valid_loss");
+      result.valid_bleu = best_row.number("valid_bleu");
+      result.best_step = state.train.step;
+      result.best_value = best_row.number(detail::selection_of(o_).key);
+      best_state_ = model_.state_dict();
+    }
+    model_.load_state_dict(best_state_);  // the best weights from here on
     nlohmann::json examples = test_bleu(result, log);
     if (!o_.run_dir.empty()) write_summary(state, result, examples);
   }
@@ -363,7 +367,9 @@ class TranslateTask : public detail::TrainingTask {
                               {"ms_per_step", 1000.0 * median(after_warmup.empty() ? step_seconds : after_warmup)},
                               {"valid_loss", result.valid_loss},
                               {"valid_bleu", result.valid_bleu},
-                              {"best_step", best_step_},
+                              {"select", o_.select},
+                              {"best_step", result.best_step},
+                              {"best_value", result.best_value},
                               {"test_bleu_greedy", result.test_bleu_greedy},
                               {"test_bleu_beam", result.test_bleu_beam},
                               {"peak_rss_mb", peak_rss_mb()},
@@ -382,8 +388,7 @@ class TranslateTask : public detail::TrainingTask {
   std::size_t epoch_ = SIZE_MAX;
   std::vector<std::size_t> order_;
   nlohmann::json curve_ = nlohmann::json::array();
-  Module<float>::StateDict best_state_;
-  std::size_t best_step_ = 0;
+  Module<float>::StateDict best_state_;  // the weights of state.best (empty until keep_best)
 };
 
 }  // namespace

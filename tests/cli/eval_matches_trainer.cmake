@@ -19,7 +19,7 @@ endfunction()
 set(valid ${TOY}/toy_valid.tsv)
 run_headlab(train_out train --task translate --train ${TOY}/toy_train.tsv --valid ${valid} --test ${valid} --beam 3
             --length-penalty 0.8 --d-model 32 --heads 4 --ff 64 --layers 1 --max-tokens 64 --steps 160 --eval-every 20
-            --seed 3 --progress none --run-dir ${WORK}/run)
+            --seed 3 --select bleu --progress none --run-dir ${WORK}/run)
 
 # The step-160 row of metrics.jsonl (the last one that holds a validation loss).
 file(STRINGS ${WORK}/run/metrics.jsonl rows)

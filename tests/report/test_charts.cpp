@@ -167,3 +167,57 @@ TEST_CASE("report: svg loss curve") {
   CHECK(svg.find(">loss</text>") != std::string::npos);
   CHECK(count(svg, "<polyline") == 1);
 }
+
+TEST_CASE("report: svg panels share one x axis, each with its own y axis, legend and log option") {
+  ChartPanel loss{"loss", {ChartSeries{"training loss", {100, 200, 300, 400}, {4.0, 2.0, 1.0, 0.5}, {}},
+                           ChartSeries{"validation loss", {200, 400}, {2.5, 0.8}, {}}},
+                  true};
+  ChartPanel bleu{"BLEU", {ChartSeries{"validation BLEU", {200, 400}, {10, 35}, {}}}, false};
+  ChartOptions o;
+  o.title = "run";
+  o.x_label = "step";
+  const std::string svg = svg_chart_panels({loss, bleu}, o);
+  CHECK(xml_problem(svg) == "");
+  CHECK(svg.find("height=\"800\"") != std::string::npos);  // 400 pixels per panel
+  CHECK(count(svg, "<polyline") == 3);
+  CHECK(count(svg, "class=\"legend\"") == 2);
+  for (const char* text : {">training loss</text>", ">validation loss</text>", ">validation BLEU</text>", ">loss</text>",
+                           ">BLEU</text>"})
+    CHECK(count(svg, text) == 1);
+  CHECK(count(svg, ">step</text>") == 1);  // under the last panel only
+  // The loss panel is a log axis: 1-2-5 ticks from 0.5 to 5, each a label once; BLEU is linear.
+  for (const char* label : {">0.5</text>", ">1</text>", ">2</text>", ">5</text>"}) CHECK(count(svg, label) == 1);
+  CHECK(count(svg, ">40</text>") == 1);
+  CHECK(count(svg, ">400</text>") == 2);  // the x ticks, under each panel
+  // One x range for both: the first validation point of each panel sits at the same x pixel.
+  const auto lines = polyline_numbers(svg);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1][0] == lines[2][0]);
+  CHECK(lines[1][2] == lines[2][2]);
+
+  SUBCASE("a value <= 0 on a log panel is skipped and named in a comment") {
+    loss.series[0].y[3] = 0.0;
+    const std::string skipped = svg_chart_panels({loss, bleu}, o);
+    CHECK(xml_problem(skipped) == "");
+    CHECK(skipped.find("<!-- panel 0 series 0 \"training loss\": 1 of 4 points skipped (NaN or infinite, or y <= 0 "
+                       "on the log axis) -->") != std::string::npos);
+    CHECK(polyline_numbers(skipped)[0].size() == 6);
+  }
+  SUBCASE("one panel is exactly svg_line_chart") {
+    ChartOptions one = o;
+    one.y_label = "loss";
+    one.log_y = true;
+    CHECK(svg_chart_panels({loss}, o) == svg_line_chart(loss.series, one));
+  }
+  SUBCASE("a flat accuracy of 0 sits on 0 to 1, and a log range within 2 to 5 has a tick at every digit") {
+    const ChartPanel accuracy{"accuracy", {ChartSeries{"exact match", {100, 200}, {0, 0}, {}}}, false, {0, 1}};
+    const ChartPanel narrow{"loss", {ChartSeries{"loss", {100, 200}, {2.3, 3.1}, {}}}, true};
+    const std::string svg2 = svg_chart_panels({narrow, accuracy}, o);
+    CHECK(xml_problem(svg2) == "");
+    CHECK(svg2.find(">-1.0</text>") == std::string::npos);  // not the +-1 of a constant series
+    CHECK(count(svg2, ">1.0</text>") == 1);
+    CHECK(count(svg2, ">0.2</text>") == 1);
+    for (const char* label : {">2</text>", ">3</text>", ">4</text>", ">5</text>"}) CHECK(count(svg2, label) == 1);
+  }
+  SUBCASE("no panel is a ValueError") { CHECK_THROWS_AS(svg_chart_panels({}, o), ValueError); }
+}

@@ -11,6 +11,18 @@
 
 using namespace headlab;
 
+namespace {
+// "valid", or "field: why" of the OptionError validate() throws.
+std::string why(const TrainOptions& o) {
+  try {
+    o.validate();
+  } catch (const OptionError& e) {
+    return e.field() + ": " + e.why();
+  }
+  return "valid";
+}
+}  // namespace
+
 TEST_CASE("options table: every field has one row, with a unique field and flag name") {
   std::set<std::string> fields, flags;
   for (const OptionInfo& info : train_option_table()) {
@@ -114,14 +126,6 @@ TEST_CASE("options table: numbers are read in the option's own terms (whole, fin
 }
 
 TEST_CASE("options table: validate() refuses what would fail later, naming the field") {
-  auto why = [](TrainOptions o) {
-    try {
-      o.validate();
-    } catch (const OptionError& e) {
-      return e.field() + ": " + e.why();
-    }
-    return std::string("valid");
-  };
   TrainOptions induction = TrainOptions::defaults_for(Task::induction);
   CHECK(why(induction) == "valid");
   induction.length = 2;  // held-out blocks of (2 + 1) / 2 = 1 token: induction_eval refused them at step 250
@@ -142,4 +146,29 @@ TEST_CASE("options table: validate() refuses what would fail later, naming the f
   copy = TrainOptions{};
   copy.dropout = 1.0;
   CHECK(why(copy) == "dropout: must be in [0, 1)");
+}
+
+TEST_CASE("options table: --select takes what the task measures, and names the task otherwise") {
+  for (Task task : {Task::copy, Task::translate, Task::induction}) {
+    TrainOptions o = TrainOptions::defaults_for(task);
+    o.train_file = o.valid_file = "corpus.tsv";  // translate needs them named (never read here)
+    CAPTURE(task_name(task));
+    CHECK(o.select == "valid_loss");  // the default of every task
+    CHECK(why(o) == "valid");
+    o.select = "bleu";
+    CHECK(why(o) == (task == Task::translate ? "valid"
+                                             : "select: bleu is for task translate; task " + task_name(task) +
+                                                   " has valid_loss or accuracy"));
+    o.select = "accuracy";
+    CHECK(why(o) == (task == Task::translate
+                         ? "select: accuracy is for tasks copy and induction; task translate has valid_loss or bleu"
+                         : "valid"));
+    o.select = "perplexity";
+    CHECK(why(o) == "select: 'perplexity' is not valid_loss, bleu or accuracy");
+  }
+  const OptionInfo* info = find_option_by_flag("--select");
+  REQUIRE(info != nullptr);
+  CHECK(info->kind == OptionKind::choice);
+  CHECK(info->stored);  // part of the run: a resume must keep it
+  CHECK(info->choices == std::vector<std::string>{"valid_loss", "bleu", "accuracy"});
 }

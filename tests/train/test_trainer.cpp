@@ -13,6 +13,7 @@
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
+#include "train/best_checkpoint.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
@@ -144,6 +145,38 @@ TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and 
   REQUIRE(rows.size() == 8);
   CHECK(rows[7].number("step") == 8);
   CHECK(rows[7].number("loss") == resumed.losses[7]);
+}
+
+TEST_CASE("trainer: the copy and induction tasks keep best.safetensors by --select, and loss.svg draws every series") {
+  for (Task task : {Task::copy, Task::induction}) {
+    for (const std::string select : {"valid_loss", "accuracy"}) {
+      CAPTURE(task_name(task));
+      CAPTURE(select);
+      TempDir dir("select");
+      TrainOptions o = tiny_copy_run(dir.path, 12);
+      o.task = task;
+      o.length = task == Task::induction ? 4 : 5;
+      o.attention_only = task == Task::induction;
+      o.eval_every = 2;
+      o.select = select;
+      std::ostringstream log;
+      const TrainResult r = train(o, log);
+      const std::string key =
+          select == "valid_loss" ? "valid_loss" : task == Task::copy ? "valid_exact_match" : "repeated_accuracy";
+      const std::size_t expected = headlab::testing::expected_best_step(dir.path, key, select != "valid_loss");
+      CHECK(expected > 0);
+      CHECK(r.best_step == expected);
+      CHECK(headlab::testing::best_file_step(dir.path) == expected);
+      const auto summary = headlab::testing::read_summary(dir.path);
+      CHECK(summary["select"] == select);
+      CHECK(summary["best_step"] == expected);
+      // loss.svg: training and validation loss, and the task's metric (a line per series).
+      std::ifstream in(dir.path / "loss.svg");
+      const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      CHECK(svg.find(">validation loss</text>") != std::string::npos);
+      CHECK(svg.find(task == Task::copy ? ">exact match</text>" : ">repeated half</text>") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("trainer: with steps 0 (no cap) the time budget alone stops the run, after the budget is spent") {

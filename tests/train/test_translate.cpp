@@ -10,10 +10,14 @@
 #include "headlab/core/random.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "train/best_checkpoint.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
+using headlab::testing::best_file_step;
+using headlab::testing::expected_best_step;
+using headlab::testing::read_summary;
 
 namespace {
 
@@ -115,6 +119,83 @@ TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") 
   const TrainResult resumed = train(rest, log);
   REQUIRE(resumed.losses.size() == full.losses.size());
   for (std::size_t i = 0; i < full.losses.size(); ++i) CHECK(resumed.losses[i] == full.losses[i]);
+}
+
+// A run short enough for a test whose evaluations differ in loss and BLEU: 120 steps, an
+// evaluation every 10 (BLEU rises from 0 while the loss still falls).
+TrainOptions selection_run(const TempDir& dir, const std::string& select) {
+  TrainOptions o = toy_options(dir, 120);
+  o.eval_every = 10;
+  o.eval_sentences = 20;
+  o.test_file.clear();
+  o.select = select;
+  return o;
+}
+
+TEST_CASE("translate task: --select valid_loss keeps the lowest validation loss, bleu the highest BLEU") {
+  TempDir by_loss("select_loss"), by_bleu("select_bleu");
+  std::ostringstream log;
+  const TrainResult lowest = train(selection_run(by_loss, "valid_loss"), log);
+  const TrainResult highest = train(selection_run(by_bleu, "bleu"), log);
+  INFO(log.str());
+  const fs::path loss_run = by_loss.path / "run", bleu_run = by_bleu.path / "run";
+  const std::size_t loss_step = expected_best_step(loss_run, "valid_loss", false);
+  const std::size_t bleu_step = expected_best_step(bleu_run, "valid_bleu", true);
+  CHECK(loss_step != bleu_step);  // else this run could not tell the two apart
+  CHECK(loss_step > 0);
+  CHECK(bleu_step > 0);
+
+  CHECK(lowest.best_step == loss_step);
+  CHECK(best_file_step(loss_run) == loss_step);
+  const auto loss_summary = read_summary(loss_run);
+  CHECK(loss_summary["select"] == "valid_loss");
+  CHECK(loss_summary["best_step"] == loss_step);
+  CHECK(loss_summary["best_value"] == lowest.valid_loss);  // the kept weights' validation loss
+
+  CHECK(highest.best_step == bleu_step);
+  CHECK(best_file_step(bleu_run) == bleu_step);
+  const auto bleu_summary = read_summary(bleu_run);
+  CHECK(bleu_summary["select"] == "bleu");
+  CHECK(bleu_summary["best_step"] == bleu_step);
+  CHECK(bleu_summary["best_value"] == highest.valid_bleu);
+  CHECK(highest.valid_bleu > lowest.valid_bleu - 1e-9);  // the same run, scored two ways
+}
+
+TEST_CASE("translate task: a resumed run keeps the best of the whole run, read back from best.safetensors") {
+  TempDir a("best_straight"), b("best_resumed"), c("best_planted");
+  std::ostringstream log;
+  TrainOptions straight = selection_run(a, "valid_loss");
+  straight.steps = 40;
+  const TrainResult full = train(straight, log);
+
+  TrainOptions first = selection_run(b, "valid_loss");
+  first.steps = 20;
+  train(first, log);
+  TrainOptions rest = first;
+  rest.steps = 40;
+  rest.resume = true;
+  const TrainResult resumed = train(rest, log);
+  CHECK(resumed.best_step == full.best_step);
+  CHECK(resumed.best_value == full.best_value);
+  CHECK(read_summary(b.path / "run")["best_step"] == full.best_step);
+
+  // A best before the resume that nothing after it beats (planted: a validation loss of 1e-9 at
+  // step 10) stays the best: the resumed run does not start its search again.
+  TrainOptions planted = selection_run(c, "valid_loss");
+  planted.steps = 10;
+  train(planted, log);
+  const std::string best_path = (c.path / "run" / "best.safetensors").string();
+  TensorFile best = load_safetensors(best_path);
+  best.metadata["best_metrics"] = R"({"step":10,"loss":3,"valid_loss":1e-09,"valid_bleu":0})";
+  save_safetensors(best_path, best);
+  planted.steps = 40;
+  planted.resume = true;
+  const TrainResult kept = train(planted, log);
+  INFO(log.str());
+  CHECK(kept.best_step == 10);
+  CHECK(kept.best_value == 1e-9);
+  CHECK(best_file_step(c.path / "run") == 10);
+  CHECK(read_summary(c.path / "run")["best_step"] == 10);
 }
 
 TEST_CASE("translate task: bad corpora and options are reported with the file, line and value") {

@@ -3,6 +3,7 @@
 //
 //   svg_line_chart    draws series of (x, y) points as a self-contained SVG file
 //                     (no scripts, fonts or links: it opens in any browser)
+//   svg_chart_panels  several such charts stacked on one x axis (a run's loss over a task's metric)
 //   svg_loss_curve    the usual picture of a run: loss over step
 //
 // Errors (see errors.hpp): ValueError for series with x and y (or error) of
@@ -47,6 +48,25 @@ struct ChartOptions {
 // axis around the value. ValueError if a series has x and y (or error) of
 // different lengths.
 std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOptions& options = {});
+
+// One chart of a figure with panels: its own y axis (label, linear or log), its own legend.
+struct ChartPanel {
+  std::string y_label;
+  std::vector<ChartSeries> series;
+  bool log_y = false;  // as ChartOptions::log_y: points with y <= 0 are skipped (and counted in a comment)
+  // Values a linear y axis always covers (an accuracy: {0, 1}; a score: {0}), so that a flat series
+  // still sits on a meaningful scale.
+  std::vector<double> y_includes = {};
+};
+
+// Panels stacked top to bottom, each as svg_line_chart draws a chart, all on one x axis whose range
+// covers every panel's points. The figure is options.width wide and options.height tall per panel;
+// options.title sits above the first panel, options.x_label under the last (options.y_label and
+// log_y are the panels' own). Colours restart in each panel. A panel without a drawable point says
+// "no data". The skipped-points comments name "panel P series K". ValueError as svg_line_chart's,
+// and for no panel at all. svg_line_chart(series, o) is the figure of the one panel
+// {o.y_label, series, o.log_y}.
+std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartOptions& options = {});
 
 // The usual picture of a run: one series "loss" over "step".
 std::string svg_loss_curve(const std::vector<double>& steps, const std::vector<double>& losses,

@@ -95,4 +95,8 @@ class MetricsWriter {
 //   "read_metrics: 'runs/a/metrics.jsonl': line 3: not valid JSON at column 13: syntax error ..."
 std::vector<MetricRow> read_metrics(const std::filesystem::path& path);
 
+// One line of such a file as a row (the same conversions); FormatError starting with `where`
+// (e.g. "FILE: line 3: ") when it is not a JSON object.
+MetricRow metric_row_from_json_line(const std::string& line, const std::string& where);
+
 }  // namespace headlab

@@ -43,6 +43,8 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Modul
 TensorFile load_checkpoint_file(const std::string& path);
 // One metadata entry (FormatError naming the file and key when it is missing).
 const std::string& checkpoint_meta(const TensorFile& file, const std::string& key);
+// The "model." tensors as a state dict (names without the prefix), for Module::load_state_dict.
+Module<float>::StateDict saved_model_state(const TensorFile& file);
 // A vocabulary saved in the metadata under `key` ("src_vocab", "tgt_vocab"): FormatError when it
 // does not parse (Vocabulary::from_text) or holds no token beyond the specials.
 Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key);

@@ -146,6 +146,8 @@ class OptionError : public ValueError {
     "stop once held-out exact match reaches 100%")                                                                \
   X(std::size_t,   save_every,      "save-every",      0,        0,         0,        true,  kAllTasks,             \
     "steps between checkpoints (0 = only at the end)")                                                            \
+  X(std::string,   select,          "select",          "valid_loss", "valid_loss", "valid_loss", true, kAllTasks,  \
+    "the evaluation best.safetensors keeps: valid_loss (lowest), bleu (translate) or accuracy (copy: exact match; induction: repeated half)") \
   X(std::string,   run_dir,         "run-dir",         "",       "",        "",       false, kAllTasks,             \
     "write config.ini, metrics.jsonl, checkpoint.safetensors and summary.json here")                              \
   X(bool,          resume,          "resume",          false,    false,     false,    false, kAllTasks,             \

@@ -12,9 +12,11 @@
 // bit for bit on one thread.
 //
 // A run directory holds config.ini (the resolved options: `headlab train --config` trains the same
-// model), metrics.jsonl, checkpoint.safetensors, loss.svg and, at the end, summary.json: task, steps,
-// train_seconds, valid_loss, valid_accuracy (copy: exact match; induction: repeated-half
-// accuracy), valid_bleu (translate), parameters, flops_per_token, interrupted.
+// model), metrics.jsonl, checkpoint.safetensors, best.safetensors (the weights of the best evaluation
+// by --select), loss.svg (loss and the task's metric: headlab/train/run_curves.hpp) and, at the
+// end, summary.json: task, steps, train_seconds, valid_loss, valid_accuracy (copy: exact match;
+// induction: repeated-half accuracy), valid_bleu (translate), select, best_step, best_value,
+// parameters, flops_per_token, interrupted.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +42,12 @@ struct TrainResult {
   // second copy) and over the first half, and accuracy on the repeated half (last evaluation).
   double repeated_loss = 0.0, first_half_loss = 0.0, repeated_accuracy = 0.0;
   double seconds = 0.0;        // wall time of this call
-  // translate: the best validation BLEU (x100), its validation loss, and test BLEU of those weights.
+  // translate: validation BLEU (x100) and loss of the best evaluation (by --select), test BLEU of its weights.
   double valid_bleu = 0.0, valid_loss = 0.0, test_bleu_greedy = 0.0, test_bleu_beam = 0.0;
   double train_seconds = 0.0;  // training time, evaluation excluded
+  // The evaluation best.safetensors holds (by --select): its step and selected value (0, 0: none).
+  std::size_t best_step = 0;
+  double best_value = 0.0;
   bool interrupted = false;    // stopped early by request_stop() (SIGINT/SIGTERM in the CLI)
 };
 

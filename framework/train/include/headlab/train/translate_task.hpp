@@ -2,8 +2,8 @@
 //
 // Reads --train, --valid and optionally --test, builds word vocabularies from the training side
 // (headlab/data/text.hpp), batches by a token budget (headlab/data/batching.hpp), reports validation
-// loss and greedy BLEU as it trains, keeps the best-BLEU weights (best.safetensors), and ends with
-// test BLEU, greedy and beam.
+// loss and greedy BLEU as it trains, keeps the best weights by --select (valid_loss, the default, or
+// bleu) in best.safetensors, and ends with test BLEU of those weights, greedy and beam.
 //
 // One step:  batch = batches[order_e[s mod n]]   (epoch e = s / n, order_e a seeded shuffle)
 //            logits = model(source, target[:, :-1], padding masks)      (B, T-1, V_tgt)

@@ -1,0 +1,62 @@
+// curves_command.cpp: `headlab curves --run-dir D [--log-y] [--out FILE]`, a run's loss.svg drawn
+// again from D/metrics.jsonl (headlab/train/run_curves.hpp).
+//
+// The task comes from D/config.ini (written when the run starts), the rows from D/metrics.jsonl,
+// so a killed run (no loss.svg) or a run still going can be drawn. --log-y puts the loss panels on
+// a log10 axis; a loss <= 0 cannot sit on it and is skipped, with a note on stderr. --out defaults
+// to D/loss.svg. A missing or bad file: a message naming it and exit status 1.
+#include <filesystem>
+#include <iostream>
+
+#include "commands.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
+#include "headlab/train/config_file.hpp"
+#include "headlab/train/run_curves.hpp"
+
+namespace headlab::cli {
+
+namespace {
+
+// The task of the run whose config.ini is at `path` (a bad file is an IOError: exit status 1).
+Task task_of_run(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw IOError("curves: " + path + " is missing: is --run-dir a directory `headlab train` wrote?");
+  std::vector<ConfigEntry> entries;
+  try {
+    entries = read_config_file(path);
+  } catch (const ValueError& e) {
+    throw FormatError(std::string("curves: ") + e.what());
+  }
+  for (const ConfigEntry& entry : entries) {
+    if (entry.key != "task") continue;
+    try {
+      return parse_task(entry.value);
+    } catch (const ValueError& e) {
+      throw FormatError("curves: " + entry.where + ": task: " + e.what());
+    }
+  }
+  throw FormatError("curves: " + path + " has no task= line");
+}
+
+}  // namespace
+
+int run_curves(const CurvesCommandOptions& options) {
+  const std::filesystem::path dir(options.run_dir);
+  const Task task = task_of_run((dir / "config.ini").string());
+  const std::vector<MetricRow> rows = read_metrics(dir / "metrics.jsonl");
+  CurvesOptions curves;
+  curves.log_y = options.log_y;
+  const RunCurves drawn = run_curves(rows, task, curves);
+  const std::string out = options.out.empty() ? (dir / "loss.svg").string() : options.out;
+  write_file_atomic(out, drawn.svg, "curves");
+  if (drawn.skipped_on_log > 0)
+    std::cerr << "headlab curves: " << drawn.skipped_on_log
+              << " loss values <= 0 cannot sit on the log axis and are left out\n";
+  std::cout << "wrote " << out << " (" << rows.size() << " metrics rows, task " << task_name(task)
+            << (options.log_y ? ", log loss axis" : "") << ")\n";
+  return 0;
+}
+
+}  // namespace headlab::cli
