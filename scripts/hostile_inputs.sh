@@ -220,6 +220,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "prune_$bad" 1 "$bad" -- "$hl" prune --checkpoint "$file" --out "$tmp/prune_$bad" --sequences 4
   check "translate_$bad" 1 "$bad" -- sh -c "echo 'ein Haus' | '$hl' translate --checkpoint '$file'"
   check "eval_data_$bad" 1 "$bad" -- "$hl" eval --checkpoint "$file" --data "$tmp/valid.tsv"
+  check "generate_$bad" 1 "$bad" -- "$hl" generate --checkpoint "$file" --prompt-ids "1 2"
 done
 
 echo "== other commands: values out of range"
@@ -300,6 +301,26 @@ check eval_induction_data 2 "'induction' checkpoint" -- "$hl" eval --run-dir "$t
 check eval_copy_beam 2 "--beam is not read" -- "$hl" eval --run-dir "$tmp/copy" --beam 4
 check eval_dir_and_checkpoint 2 "excludes" -- "$hl" eval --run-dir "$tmp/copy" --checkpoint "$tr_ckpt"
 check eval_long_checkpoint 1 "" -- "$hl" eval --checkpoint "$long" --data "$tmp/valid.tsv"
+
+echo "== generate: prompts and sampling values it cannot take"
+lm=$tmp/induction/checkpoint.safetensors
+check generate_copy_checkpoint 2 "decoder-only" -- "$hl" generate --checkpoint "$ckpt" --prompt-ids "1 2"
+check generate_translate_checkpoint 2 "decoder-only" -- "$hl" generate --checkpoint "$tmp/translate/checkpoint.safetensors" \
+  --prompt-ids "1 2"
+check generate_text_prompt_no_vocabulary 2 "holds no text vocabulary; give --prompt-ids" -- \
+  "$hl" generate --checkpoint "$lm" --prompt "once upon a time"
+check generate_no_prompt 2 "--prompt-ids" -- "$hl" generate --checkpoint "$lm"
+check generate_empty_prompt 2 "at least one token id" -- "$hl" generate --checkpoint "$lm" --prompt-ids "   "
+check generate_id_huge 2 "not a token id" -- "$hl" generate --checkpoint "$lm" --prompt-ids "1 99999999999999999999999"
+check generate_id_not_a_number 2 "not a token id" -- "$hl" generate --checkpoint "$lm" --prompt-ids "1 x"
+check generate_long_word 2 "bytes\\) is not a token id" -- "$hl" generate --checkpoint "$lm" --prompt-ids "$long"
+check generate_temperature_negative 2 "--temperature" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature -0.5
+check generate_temperature_inf 2 "--temperature" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature inf
+check generate_top_p_0 2 "--top-p" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --top-p 0
+check generate_top_p_nan 2 "--top-p" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --top-p nan
+check generate_top_k_1e20 2 "--top-k" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --top-k 1e20
+check generate_max_new_tokens_huge 2 "--max-new-tokens" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 \
+  --max-new-tokens 99999999999
 
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file

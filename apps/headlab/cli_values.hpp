@@ -36,6 +36,19 @@ inline CLI::Validator real_number(double lo = std::numeric_limits<double>::lowes
                                   double hi = std::numeric_limits<double>::max()) {
   return strict_value([lo, hi](const std::string& text) { parse_real_number(text, lo, hi); });
 }
+// A probability that may not be 0: a finite real in (0, 1] ("must be a number in (0, 1], got '0'").
+inline CLI::Validator positive_fraction() {
+  return strict_value([](const std::string& text) {
+    const std::string why = "must be a number in (0, 1], got " + quote_clipped(text);
+    double v = 0;
+    try {
+      v = parse_real_number(text);
+    } catch (const ValueError&) {
+      throw ValueError(why);
+    }
+    if (!(v > 0 && v <= 1)) throw ValueError(why);
+  });
+}
 // A signed whole number for counts kept signed on purpose (headlab stats): digits, at most one
 // leading '-', within int64, so that the command refuses a negative one naming its flag.
 inline CLI::Validator signed_whole_number() {

@@ -102,4 +102,21 @@ struct TranslateOptions {
 // Empty lines give empty lines.
 int run_translate(const TranslateOptions& options);
 
+// `headlab generate`: tokens from a decoder-only checkpoint (headlab/train/generation.hpp), streamed
+// to stdout as they are drawn: the prompt, then each new token, then a newline.
+struct GenerateOptions {
+  std::string checkpoint;
+  std::string prompt_ids;          // "1 5 7": token ids (any decoder-only checkpoint)
+  std::string prompt;              // text: needs a checkpoint with a text vocabulary
+  bool text_prompt = false;        // --prompt was given (its text may be empty)
+  std::size_t max_new_tokens = 100;
+  double temperature = 1.0;        // 0 = greedy
+  std::size_t top_k = 0;           // 0 = off
+  double top_p = 1.0;              // 1 = off
+  std::uint64_t seed = 1;
+};
+// Exit 2 for a checkpoint that is not decoder-only, a prompt it cannot take or a text prompt for a
+// checkpoint without a text vocabulary; 1 for a file that cannot be used.
+int run_generate(const GenerateOptions& options);
+
 }  // namespace headlab::cli

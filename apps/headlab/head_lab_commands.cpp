@@ -2,6 +2,7 @@
 // `headlab prune` (importance, pruning curves) on a trained checkpoint.
 // The measurements live in headlab/lab/heads.hpp; this file reads flags, writes files.
 #include "head_lab_commands.hpp"
+#include "token_ids.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -87,26 +88,6 @@ std::string site_heatmap(const std::vector<AttentionSite>& sites, std::vector<st
   return svg_heatmap(values, ho);
 }
 
-// Token ids from "1 4 2 9": each in [0, vocab); ValueError naming the word otherwise.
-std::vector<std::int64_t> parse_ids(const std::string& text, std::size_t vocab) {
-  std::vector<std::int64_t> ids;
-  std::istringstream in(text);
-  std::string word;
-  while (in >> word) {
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != word.size() || v < 0 || v >= static_cast<long long>(vocab))
-      throw ValueError("--input: '" + word + "' is not a token id in [0, " + std::to_string(vocab) + ")");
-    ids.push_back(v);
-  }
-  return ids;
-}
-
 IndexArray row_of(const std::vector<std::int64_t>& ids) {
   IndexArray a = IndexArray::from_shape({1, ids.size()});
   for (std::size_t i = 0; i < ids.size(); ++i) a(0, i) = ids[i];
@@ -149,7 +130,7 @@ MapInput attention_input(LoadedModel& m, const HeadsOptions& o, const Probe& pro
     target = row_of(tgt);
   } else {
     const std::size_t max_len = opt.task == Task::induction ? 2 * opt.length + 1 : opt.length;
-    const std::vector<std::int64_t> ids = parse_ids(o.input, opt.vocab);
+    const std::vector<std::int64_t> ids = parse_token_ids(o.input, opt.vocab, "--input");
     if (ids.empty() || ids.size() > max_len)
       throw ValueError("--input: give 1 to " + std::to_string(max_len) + " token ids (the model's length)");
     source = target = row_of(ids);

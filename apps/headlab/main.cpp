@@ -118,6 +118,32 @@ int main(int argc, char** argv) {
   curves->add_flag("--log-y", curves_options.log_y, "log10 axis for the loss panels (losses <= 0 are left out)");
   curves->add_option("--out", curves_options.out, "the SVG file to write (default: RUN_DIR/loss.svg)");
 
+  headlab::cli::GenerateOptions generate_options;
+  auto* generate = app.add_subcommand("generate", "sample tokens from a decoder-only checkpoint (KV cache), streamed to "
+                                                  "stdout as they come");
+  generate->add_option("--checkpoint", generate_options.checkpoint,
+                       "a decoder-only checkpoint (task induction): RUN_DIR/checkpoint.safetensors")
+      ->required();
+  auto* prompt_ids = generate->add_option("--prompt-ids", generate_options.prompt_ids,
+                                          "the prompt as token ids separated by spaces, e.g. \"1 5 7\"");
+  auto* prompt_text = generate->add_option("--prompt", generate_options.prompt,
+                                           "the prompt as text (a checkpoint with a text vocabulary)");
+  prompt_ids->excludes(prompt_text);
+  generate->add_option("--max-new-tokens", generate_options.max_new_tokens, "tokens to generate")
+      ->check(headlab::cli::whole_number(1, 100000))->capture_default_str();
+  generate->add_option("--temperature", generate_options.temperature,
+                       "softmax temperature T: p ~ exp(logit / T); 0 = greedy (the argmax)")
+      ->check(headlab::cli::real_number(0, 1e6))->capture_default_str();
+  generate->add_option("--top-k", generate_options.top_k,
+                       "sample among the k most probable tokens only (0 = off: every token)")
+      ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
+  generate->add_option("--top-p", generate_options.top_p,
+                       "nucleus: sample among the fewest most probable tokens whose probabilities sum to p, "
+                       "in (0, 1] (1 = off)")
+      ->check(headlab::cli::positive_fraction())->capture_default_str();
+  generate->add_option("--seed", generate_options.seed, "seed of the sampling")
+      ->check(headlab::cli::whole_number())->capture_default_str();
+
   headlab::cli::AblateOptions ablate_options;
   CLI::App* ablate = headlab::cli::add_ablate_command(app, ablate_options);
 
@@ -181,6 +207,15 @@ int main(int argc, char** argv) {
     if (*translate) return headlab::cli::run_translate(translate_options);
     if (*curves) return headlab::cli::run_curves(curves_options);
     if (*ablate) return headlab::cli::run_ablate(ablate_options);
+    if (*generate) {
+      if (!*prompt_ids && !*prompt_text) {
+        std::cerr << "headlab generate: give --prompt-ids \"1 5 7\" (or --prompt TEXT for a checkpoint with a "
+                     "text vocabulary)\n";
+        return 2;
+      }
+      generate_options.text_prompt = static_cast<bool>(*prompt_text);
+      return headlab::cli::run_generate(generate_options);
+    }
     if (*heads || *prune) {
       try {
         return *heads ? headlab::cli::run_heads(heads_options) : headlab::cli::run_prune(prune_options);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "token_ids.hpp"
 #include "headlab/core/user_input.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/run_dir.hpp"
@@ -105,21 +106,11 @@ int run_decode(const std::string& run_dir, const std::string& input) {
   const LoadedModel m = load_trained_model(checkpoint_in(run_dir));
   if (!is_copy_model(m, "decode", run_dir)) return 2;
   std::vector<std::int64_t> ids;
-  std::istringstream in(input);
-  std::string word;
-  while (in >> word) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != word.size() || v < 0 || v >= static_cast<long long>(m.options.vocab)) {
-      std::cerr << "headlab decode: '" << word << "' is not a token id in [0, " << m.options.vocab << ")\n";
-      return 2;
-    }
-    ids.push_back(v);
+  try {
+    ids = parse_token_ids(input, m.options.vocab, "--input");
+  } catch (const ValueError& e) {
+    std::cerr << "headlab decode: " << e.what() << "\n";
+    return 2;
   }
   if (ids.empty() || ids.size() > m.options.length) {
     std::cerr << "headlab decode: give 1 to " << m.options.length << " token ids (the model's length)\n";

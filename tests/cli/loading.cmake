@@ -14,18 +14,19 @@ add_test(NAME cli.loading_make_bad_checkpoints
          COMMAND sh -c "mkdir -p ${LOAD_DIR}/corrupt ${LOAD_DIR}/nan && ${EDIT} ${TINY} ${LOAD_DIR}/corrupt/checkpoint.safetensors options 'heads = 2' 'heads = 3' && ${EDIT} ${TINY} ${LOAD_DIR}/nan/checkpoint.safetensors nan")
 set_tests_properties(cli.loading_make_bad_checkpoints PROPERTIES FIXTURES_REQUIRED tiny_run FIXTURES_SETUP bad_checkpoints)
 
-# One corrupt checkpoint, five commands, one status (before: eval 1, heads and prune 2).
+# One corrupt checkpoint, six commands, one status (before: eval 1, heads and prune 2).
 set(CORRUPT ${LOAD_DIR}/corrupt/checkpoint.safetensors)
 expect_exit(cli.corrupt_checkpoint_eval_exits_1 1 "does not divide" ${HL} eval --run-dir ${LOAD_DIR}/corrupt)
 expect_exit(cli.corrupt_checkpoint_decode_exits_1 1 "does not divide" ${HL} decode --run-dir ${LOAD_DIR}/corrupt --input "'1 2 3'")
 expect_exit(cli.corrupt_checkpoint_heads_exits_1 1 "does not divide" ${HL} heads --checkpoint ${CORRUPT} --out ${LOAD_DIR}/h)
 expect_exit(cli.corrupt_checkpoint_prune_exits_1 1 "does not divide" ${HL} prune --checkpoint ${CORRUPT} --out ${LOAD_DIR}/p)
 expect_exit(cli.corrupt_checkpoint_translate_exits_1 1 "does not divide" "echo w1 |" ${HL} translate --checkpoint ${CORRUPT})
+expect_exit(cli.corrupt_checkpoint_generate_exits_1 1 "does not divide" ${HL} generate --checkpoint ${CORRUPT} --prompt-ids 1)
 # NaN weights are named (before: "exact match 0.000", exit 0).
 expect_exit(cli.nan_checkpoint_eval_exits_1 1 "tensor 'model\\.[^']+' .* non-finite" ${HL} eval --run-dir ${LOAD_DIR}/nan)
 expect_exit(cli.nan_checkpoint_heads_exits_1 1 "non-finite" ${HL} heads --checkpoint ${LOAD_DIR}/nan/checkpoint.safetensors --out ${LOAD_DIR}/hn)
 foreach(name corrupt_checkpoint_eval corrupt_checkpoint_decode corrupt_checkpoint_heads corrupt_checkpoint_prune
-             corrupt_checkpoint_translate nan_checkpoint_eval nan_checkpoint_heads)
+             corrupt_checkpoint_translate corrupt_checkpoint_generate nan_checkpoint_eval nan_checkpoint_heads)
   set_tests_properties(cli.${name}_exits_1 PROPERTIES FIXTURES_REQUIRED bad_checkpoints)
 endforeach()
 

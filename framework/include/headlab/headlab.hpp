@@ -29,11 +29,14 @@
 #include "headlab/data/text.hpp"
 // report: progress, metrics, charts and heatmaps
 #include "headlab/report/report.hpp"
-// train: options, checkpoints, the training loops, decoding
+// train: options, checkpoints, the training loops, decoding, sampling and generation
 #include "headlab/train/decoding.hpp"
 #include "headlab/train/evaluation.hpp"
+#include "headlab/train/generation.hpp"
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/run_dir.hpp"
+#include "headlab/train/sampling.hpp"
+#include "headlab/train/token_codec.hpp"
 #include "headlab/train/trainer.hpp"
 // lab: head scores, importance, pruning, sweeps
 #include "headlab/lab/heads.hpp"
