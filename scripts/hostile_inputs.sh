@@ -130,6 +130,16 @@ check lr_with_noam 2 "--lr: is not read by --schedule noam" -- "$hl" train --lr 
 check cosine_without_lr 2 "--schedule cosine needs --lr" -- "$hl" train --schedule cosine
 check cosine_without_steps 2 "no step count" -- "$hl" train --schedule cosine --lr 1e-3 --time-budget 5
 check grad_accum_0 2 "--grad-accum" -- "$hl" train --grad-accum 0
+check lm_without_text 2 "--text: task lm needs a text" -- "$hl" train --task lm
+check lm_text_missing 1 "no_such_text.txt" -- "$hl" train --task lm --text "$tmp/no_such_text.txt" --steps 1
+printf 'abc\377def' > "$tmp/lm_bad_utf8.txt"
+check lm_text_bad_utf8 1 "lm_bad_utf8.txt: not valid UTF-8 at byte 3" -- "$hl" train --task lm --text "$tmp/lm_bad_utf8.txt" --steps 1
+printf 'abc' > "$tmp/lm_short.txt"
+check lm_text_too_short 1 "fewer than one window" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --steps 1
+check lm_text_directory 1 "not a regular file" -- "$hl" train --task lm --text "$tmp" --steps 1
+check lm_valid_fraction_0_9 2 "--valid-fraction" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --valid-fraction 0.9
+check lm_select_accuracy 2 "task lm has valid_loss" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --select accuracy
+check text_for_copy 2 "--text is for --task lm" -- "$hl" train --task copy --text "$tmp/lm_short.txt"
 check length_penalty_nan 2 "--length-penalty" -- "$hl" train --task translate --length-penalty nan \
   --train "$tmp/train.tsv" --valid "$tmp/valid.tsv"
 check induction_length_2 2 "--length" -- "$hl" train --task induction --length 2 --steps 300

@@ -6,14 +6,17 @@ namespace headlab {
 TokenCodec token_codec(const LoadedModel& model) {
   TokenCodec codec;  // ids only: "1 5 7"
   codec.decode = [](std::int64_t id) { return std::to_string(id); };
-  // A checkpoint with a text vocabulary sets encode, decode and separator here, from what
-  // load_trained_model read back; for a character-level model, for example:
-  //   if (model.options.task == Task::lm) {
-  //     codec.encode = [v = model.text_vocab](const std::string& text) { return v.encode(text); };
-  //     codec.decode = [v = model.text_vocab](std::int64_t id) { return v.text(id); };
-  //     codec.separator = "";
-  //   }
-  (void)model;
+  if (model.options.task == Task::lm) {  // characters: the vocabulary of the training text
+    codec.encode = [v = model.chars](const std::string& text) {
+      const std::size_t unknown = v.count_unknown(text);
+      if (unknown > 0)
+        throw ValueError(std::to_string(unknown) + " character(s) of the prompt are not in the model's vocabulary "
+                         "(the characters of its training text)");
+      return v.encode(text);
+    };
+    codec.decode = [v = model.chars](std::int64_t id) { return v.decode_one(id); };
+    codec.separator = "";
+  }
   return codec;
 }
 

@@ -85,7 +85,7 @@ TEST_CASE("sweep cluster: a sweep path an #SBATCH line cannot hold sends the tas
 
 TEST_CASE("sweep cluster: a job command refuses a word with a line break or another control character") {
   TempDir dir;
-  for (const std::string bad : {std::string("a\nb"), std::string("a\rb"), std::string("a\tb"), std::string("a\x1b[31m")}) {
+  for (const std::string& bad : {std::string("a\nb"), std::string("a\rb"), std::string("a\tb"), std::string("a\x1b[31m")}) {
     SweepSpec spec;
     spec.grid.push_back(parse_grid_axis("heads=1,2"));
     spec.base_flags = {"--train", "data/" + bad + ".tsv"};

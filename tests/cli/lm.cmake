@@ -1,0 +1,32 @@
+# headlab train --task lm on the shipped text: a tiny run, then eval --data on a text file and
+# generate --prompt TEXT from its checkpoint (characters in, characters out). Refusals: no --text,
+# an unknown character in the prompt.
+set(LM_RUN ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_run)
+set(LM_TEXT ${PROJECT_SOURCE_DIR}/datasets/kjv/kjv.txt)
+add_test(NAME cli.lm_train_tiny
+         COMMAND $<TARGET_FILE:headlab_cli> train --task lm --text ${LM_TEXT} --d-model 32 --heads 2 --ff 64 --layers 1
+                 --length 16 --batch 8 --steps 20 --warmup 5 --eval-every 20 --eval-sequences 8 --progress none
+                 --run-dir ${LM_RUN} --overwrite)
+set_tests_properties(cli.lm_train_tiny PROPERTIES FIXTURES_SETUP lm_run
+                     PASS_REGULAR_EXPRESSION "trained 20 steps in [^\n]*bits/char")
+# eval --data on a text: the first verses of Genesis (every character known to the model)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt
+     "In the beginning God created the heaven and the earth.\nAnd the earth was without form, and void.\n")
+add_test(NAME cli.lm_eval_data
+         COMMAND $<TARGET_FILE:headlab_cli> eval --run-dir ${LM_RUN} --data ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt --json)
+set_tests_properties(cli.lm_eval_data PROPERTIES FIXTURES_REQUIRED lm_run
+                     PASS_REGULAR_EXPRESSION "\"task\":\"lm\".*\"characters\":97,\"unknown_characters\":0,\"scored_characters\":96,.*\"bits_per_char\":[0-9]")
+add_test(NAME cli.lm_generate_prompt
+         COMMAND $<TARGET_FILE:headlab_cli> generate --checkpoint ${LM_RUN}/checkpoint.safetensors --prompt "And God said"
+                 --max-new-tokens 12 --temperature 0)
+set_tests_properties(cli.lm_generate_prompt PROPERTIES FIXTURES_REQUIRED lm_run
+                     PASS_REGULAR_EXPRESSION "^And God said[^\n]+\n$")
+add_test(NAME cli.lm_generate_unknown_character_exits_2
+         COMMAND sh -c "\"$0\" generate --checkpoint \"$1\" --prompt 'Zebra ✓' 2>&1; echo \"exit status $?\""
+                 $<TARGET_FILE:headlab_cli> ${LM_RUN}/checkpoint.safetensors)
+set_tests_properties(cli.lm_generate_unknown_character_exits_2 PROPERTIES FIXTURES_REQUIRED lm_run
+                     PASS_REGULAR_EXPRESSION "not in the model's vocabulary[^\n]*\nexit status 2\n")
+add_test(NAME cli.lm_without_text_exits_2
+         COMMAND sh -c "\"$0\" train --task lm --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
+set_tests_properties(cli.lm_without_text_exits_2 PROPERTIES
+                     PASS_REGULAR_EXPRESSION "--text: task lm needs a text to learn: --text FILE \\(UTF-8\\)\nexit status 2\n")
