@@ -211,7 +211,8 @@ void draw_panel(std::ostringstream& svg, const ChartPanel& panel, const Axis& xa
   const Axis yaxis = no_data ? (panel.log_y ? log_axis(1, 10) : linear_axis(0, 1))
                      : panel.log_y ? log_axis(range.ymin, range.ymax)
                                    : linear_axis(range.ymin, range.ymax);
-  const auto [left, right, top, bottom] = area;
+  // Plain copies, not a structured binding: lambdas may not capture those before C++20 (clang 14).
+  const double left = area.left, right = area.right, top = area.top, bottom = area.bottom;
   auto X = [&](double v) { return left + xaxis.fraction(v) * (right - left); };
   auto Y = [&](double v) { return bottom - yaxis.fraction(v) * (bottom - top); };
 
