@@ -140,6 +140,12 @@ check lm_text_directory 1 "not a regular file" -- "$hl" train --task lm --text "
 check lm_valid_fraction_0_9 2 "--valid-fraction" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --valid-fraction 0.9
 check lm_select_accuracy 2 "task lm has valid_loss" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --select accuracy
 check text_for_copy 2 "--text is for --task lm" -- "$hl" train --task copy --text "$tmp/lm_short.txt"
+check lm_tokenizer_bpe 2 "--tokenizer" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --tokenizer bpe
+check lm_min_freq_for_chars 2 "--min-freq: is for --tokenizer word" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --min-freq 5
+check lm_sinks_without_window 2 "--sinks: keeps the first positions visible" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --sinks 2
+check lm_rope_dim_without_latent 2 "--rope-dim: is the rotary key of latent K/V" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --rope-dim 4
+check lm_latent_with_gqa 2 "--kv-heads: latent K/V" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --latent-dim 16 --kv-heads 2
+check window_for_copy 2 "--window is for --task induction or --task lm" -- "$hl" train --task copy --window 4
 check length_penalty_nan 2 "--length-penalty" -- "$hl" train --task translate --length-penalty nan \
   --train "$tmp/train.tsv" --valid "$tmp/valid.tsv"
 check induction_length_2 2 "--length" -- "$hl" train --task induction --length 2 --steps 300

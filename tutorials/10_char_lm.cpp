@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   o.text_file = text_path;
   const LmData data = load_lm_data(o);
   std::cout << "1. " << text_path << ": " << data.train.size() << " characters to train on, " << data.valid.size()
-            << " held out (the end of the text); " << data.vocab.size() - CharVocabulary::num_specials
+            << " held out (the end of the text); " << data.vocab.size() - LmVocabulary::num_specials
             << " distinct characters, ids 4.." << data.vocab.size() - 1 << " after 4 specials\n";
   const std::string verse = "In the beginning God created the heaven and the earth.";
   const std::vector<std::int64_t> ids = data.vocab.encode(verse);
@@ -99,9 +99,9 @@ int main(int argc, char** argv) {
   Generator gen(1);
   const std::string prompt = "And God said, ";
   std::cout << "\n3. Sampling 200 characters after \"" << prompt << "\" (temperature 0.8, top-k 20):\n   " << prompt;
-  generate(*m.lm, m.chars.encode(prompt), quick ? 20 : 200, sampling, gen,
+  generate(*m.lm, m.lm_vocab.encode(prompt), quick ? 20 : 200, sampling, gen,
            [&](const GeneratedToken& token) {
-             const std::string c = m.chars.decode_one(token.id);
+             const std::string c = m.lm_vocab.decode_one(token.id);
              std::cout << (c == "\n" ? std::string("\n   ") : c) << std::flush;
              return true;
            });

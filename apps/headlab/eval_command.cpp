@@ -83,8 +83,8 @@ int eval_induction(const LoadedModel& m, const std::string& path, const EvalOpti
                 human.str());
 }
 
-// lm: nats and bits per character over the text of --data, in consecutive windows of the
-// model's context (lm_score, as the trainer scores its validation text).
+// lm: nats per token and bits per character over the text of --data, in consecutive windows of
+// the model's context (lm_score, as the trainer scores its validation text).
 int eval_lm(const LoadedModel& m, const std::string& path, const EvalOptions& o) {
   if (!o.data_given) {
     std::cerr << "headlab eval: " << path << " is an 'lm' checkpoint: give --data FILE (a UTF-8 text)\n";
@@ -97,24 +97,28 @@ int eval_lm(const LoadedModel& m, const std::string& path, const EvalOptions& o)
   const std::string text = read_regular_file(o.data, "eval --data");
   std::vector<std::int64_t> ids;
   try {
-    ids = m.chars.encode(text);
+    ids = m.lm_vocab.encode(text);
   } catch (const ValueError& e) {
     throw FormatError("eval --data: " + o.data + ": " + e.what());
   }
   if (ids.size() < m.options.length + 1)
     throw FormatError("eval --data: " + o.data + ": " + std::to_string(ids.size()) +
-                      " characters, fewer than one window of the model's context + 1 = " +
+                      " tokens, fewer than one window of the model's context + 1 = " +
                       std::to_string(m.options.length + 1));
-  const std::size_t unknown = m.chars.count_unknown(text);
-  const LmScore s = lm_score(*m.lm, ids, m.options.length, std::numeric_limits<std::size_t>::max(), m.options.batch);
+  const std::size_t unknown = std::size_t(std::count(ids.begin(), ids.end(), LmVocabulary::unk));
+  const std::string tokenizer = lm_tokenizer_name(m.lm_vocab.tokenizer());
+  const LmScore s = lm_score(*m.lm, ids, m.options.length, std::numeric_limits<std::size_t>::max(), m.options.batch,
+                             m.lm_vocab.characters_per_token(text));
   std::ostringstream human;
-  human << "checkpoint " << path << " (lm, step " << m.step << "), " << o.data << ": " << ids.size() << " characters ("
-        << unknown << " unknown, read as <unk>), " << s.characters << " scored: " << std::fixed << std::setprecision(4)
-        << s.loss << " nats/char, " << std::setprecision(3) << s.bits_per_char << " bits/char\n";
+  human << "checkpoint " << path << " (lm, step " << m.step << ", " << tokenizer << " tokens), " << o.data << ": "
+        << ids.size() << " tokens (" << unknown << " unknown, read as <unk>), " << s.tokens << " scored: " << std::fixed
+        << std::setprecision(4) << s.loss << (tokenizer == "char" ? " nats/char, " : " nats/word, ")
+        << std::setprecision(3) << s.bits_per_char << " bits/char\n";
   return report(o, path, m,
-                {{"characters", ids.size()},
-                 {"unknown_characters", unknown},
-                 {"scored_characters", s.characters},
+                {{"tokenizer", tokenizer},
+                 {"tokens", ids.size()},
+                 {"unknown_tokens", unknown},
+                 {"scored_tokens", s.tokens},
                  {"loss", s.loss},
                  {"bits_per_char", s.bits_per_char}},
                 human.str());

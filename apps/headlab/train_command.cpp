@@ -69,8 +69,9 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
   }
   if (options.task == Task::lm) {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
-              << " s; last validation " << std::setprecision(4) << r.valid_loss << " nats/char, " << std::setprecision(3)
-              << r.valid_loss / std::log(2.0) << " bits/char; best.safetensors: step " << r.best_step << "\n";
+              << " s; last validation " << std::setprecision(4) << r.valid_loss
+              << (options.tokenizer == "char" ? " nats/char, " : " nats/word, ") << std::setprecision(3)
+              << r.valid_bits_per_char << " bits/char; best.safetensors: step " << r.best_step << "\n";
     if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
     return 0;
   }

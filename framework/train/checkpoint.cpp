@@ -220,12 +220,25 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
 
 
 
-CharVocabulary saved_char_vocabulary(const TensorFile& file) {
-  const std::string& text = checkpoint_meta(file, "lm_chars");
+std::string lm_vocabulary_key(LmTokenizer tokenizer) {
+  return tokenizer == LmTokenizer::words ? "lm_words" : "lm_chars";
+}
+
+LmVocabulary saved_lm_vocabulary(const TensorFile& file) {
+  LmTokenizer tokenizer = LmTokenizer::characters;
+  if (file.metadata.count("tokenizer")) {
+    try {
+      tokenizer = parse_lm_tokenizer(file.metadata.at("tokenizer"));
+    } catch (const ValueError& e) {
+      throw FormatError("checkpoint " + file.source + ": metadata 'tokenizer': " + e.what());
+    }
+  }
+  const std::string key = lm_vocabulary_key(tokenizer);
+  const std::string& text = checkpoint_meta(file, key);
   try {
-    return CharVocabulary::from_text(text);
+    return LmVocabulary::from_text(tokenizer, text);
   } catch (const std::exception& e) {
-    throw FormatError("checkpoint " + file.source + ": metadata 'lm_chars': " + e.what());
+    throw FormatError("checkpoint " + file.source + ": metadata '" + key + "': " + e.what());
   }
 }
 
@@ -288,12 +301,12 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
       out.src_vocab = saved_vocabulary(file, "src_vocab");
       out.tgt_vocab = saved_vocabulary(file, "tgt_vocab");
     }
-    if (out.options.task == Task::lm) out.chars = saved_char_vocabulary(file);
+    if (out.options.task == Task::lm) out.lm_vocab = saved_lm_vocabulary(file);
     return out.options.task == Task::induction || out.options.task == Task::lm;
   });
   TransformerConfig config = out.options.task == Task::translate
                                  ? out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size())
-                             : out.options.task == Task::lm ? out.options.model_config(out.chars.size(), out.chars.size())
+                             : out.options.task == Task::lm ? out.options.model_config(out.lm_vocab.size(), out.lm_vocab.size())
                                                             : out.options.model_config();
   if (decoder_only) config.src_vocab = 1;  // no encoder
   as_format_error(file.source, [&] { config.validate(); });

@@ -1,4 +1,4 @@
-// lm_task.cpp: a character-level language model on a text file (headlab/train/lm_task.hpp).
+// lm_task.cpp: a language model on a text file (headlab/train/lm_task.hpp).
 #include "headlab/train/lm_task.hpp"
 
 #include <cmath>
@@ -22,7 +22,7 @@ std::string read_text(const std::string& path) {
 }
 
 // The ids of a text, or a FormatError naming the file.
-std::vector<std::int64_t> encode_file(const CharVocabulary& vocab, const std::string& text, const std::string& path) {
+std::vector<std::int64_t> encode_file(const LmVocabulary& vocab, const std::string& text, const std::string& path) {
   try {
     return vocab.encode(text);
   } catch (const ValueError& e) {
@@ -40,7 +40,7 @@ IndexArray windows(const std::vector<std::int64_t>& ids, const std::vector<std::
 
 }  // namespace
 
-LmData load_lm_data(const TrainOptions& o, const CharVocabulary* saved) {
+LmData load_lm_data(const TrainOptions& o, const LmVocabulary* saved) {
   LmData d;
   const std::string text = read_text(o.text_file);
   std::string train_text = text, valid_text;
@@ -61,7 +61,7 @@ LmData load_lm_data(const TrainOptions& o, const CharVocabulary* saved) {
     valid_text = read_text(o.valid_file);
   }
   try {
-    d.vocab = saved ? *saved : CharVocabulary::build(train_text);
+    d.vocab = saved ? *saved : LmVocabulary::build(parse_lm_tokenizer(o.tokenizer), train_text, o.min_freq);
   } catch (const ValueError& e) {
     throw FormatError("train --task lm: " + o.text_file + ": " + e.what());
   }
@@ -70,23 +70,27 @@ LmData load_lm_data(const TrainOptions& o, const CharVocabulary* saved) {
   d.valid = encode_file(d.vocab, valid_text, valid_name);
   if (saved) {
     const std::size_t unknown = d.vocab.count_unknown(train_text);
-    if (unknown > 0)
-      throw ValueError("train --task lm: " + o.text_file + " holds " + std::to_string(unknown) +
-                       " characters the checkpoint's vocabulary lacks: it is not the text the run was trained on");
+    const std::size_t expected = saved->tokenizer() == LmTokenizer::words
+                                     ? LmVocabulary::build(LmTokenizer::words, train_text, o.min_freq).count_unknown(train_text)
+                                     : 0;  // rare words are <unk> in the run's own vocabulary too
+    if (unknown != expected)
+      throw ValueError("train --task lm: " + o.text_file + " holds " + std::to_string(unknown - std::min(unknown, expected)) +
+                       " tokens the checkpoint's vocabulary lacks: it is not the text the run was trained on");
   }
   d.valid_unknown = d.vocab.count_unknown(valid_text);
+  d.valid_chars_per_token = d.vocab.characters_per_token(valid_text);
   const std::size_t window = o.length + 1;
   if (d.train.size() < window + 1)
     throw FormatError("train --task lm: " + o.text_file + ": its training part has " + std::to_string(d.train.size()) +
-                      " characters, fewer than one window of --length + 1 = " + std::to_string(window) + " and one more");
+                      " tokens, fewer than one window of --length + 1 = " + std::to_string(window) + " and one more");
   if (d.valid.size() < window)
     throw FormatError("train --task lm: " + valid_name + ": the validation text has " + std::to_string(d.valid.size()) +
-                      " characters, fewer than one window of --length + 1 = " + std::to_string(window));
+                      " tokens, fewer than one window of --length + 1 = " + std::to_string(window));
   return d;
 }
 
 LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                 std::size_t max_windows, std::size_t batch) {
+                 std::size_t max_windows, std::size_t batch, double chars_per_token) {
   if (context < 1 || batch < 1) throw ValueError("lm_score: context and batch must be >= 1");
   std::vector<std::size_t> starts;
   for (std::size_t s = 0; s + context + 1 <= ids.size() && starts.size() < max_windows; s += context) starts.push_back(s);
@@ -112,9 +116,9 @@ LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& i
   }
   model.train(was_training);
   LmScore s;
-  s.characters = count;
+  s.tokens = count;
   s.loss = total / double(count);
-  s.bits_per_char = s.loss / std::log(2.0);
+  s.bits_per_char = s.loss / std::log(2.0) / chars_per_token;
   return s;
 }
 
@@ -125,10 +129,10 @@ class LmTask : public detail::TrainingTask {
   LmTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
       : o_(o), data_(load_data(o)), model_(decoder_config(o, data_.vocab.size()), init_rng) {
     detail::xavier_matrices(model_, init_rng);
-    log << "lm task: " << o.text_file << ", " << data_.train.size() << " training and " << data_.valid.size()
-        << " validation characters (" << (o.valid_file.empty() ? "the end of the text" : o.valid_file) << "), "
-        << data_.vocab.size() - CharVocabulary::num_specials << " distinct characters";
-    if (data_.valid_unknown) log << " (" << data_.valid_unknown << " validation characters unknown, read as <unk>)";
+    log << "lm task: " << o.text_file << ", " << o.tokenizer << " tokens: " << data_.train.size() << " training and "
+        << data_.valid.size() << " validation tokens (" << (o.valid_file.empty() ? "the end of the text" : o.valid_file)
+        << "), " << data_.vocab.describe();
+    if (data_.valid_unknown) log << " (" << data_.valid_unknown << " validation tokens unknown, read as <unk>)";
     log << "; context " << o.length << ", decoder-only d_model " << o.d_model << ", heads " << o.heads << ", "
         << o.layers << " layers, " << model_.parameter_count() << " parameters, batch " << o.batch << ", seed " << o.seed
         << "\n";
@@ -150,18 +154,19 @@ class LmTask : public detail::TrainingTask {
   }
 
   void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
-    const LmScore s = lm_score(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch);
+    const LmScore s = lm_score(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch, data_.valid_chars_per_token);
     result.valid_loss = s.loss;
-    bits_per_char_ = s.bits_per_char;
+    result.valid_bits_per_char = s.bits_per_char;
     row.set("valid_loss", s.loss).set("valid_bits_per_char", s.bits_per_char);
     log << "step " << std::setw(5) << state.train.step << "  loss " << std::fixed << std::setprecision(4)
-        << state.train.losses.back() << "  validation " << std::setprecision(4) << s.loss << " nats/char, "
+        << state.train.losses.back() << "  validation " << std::setprecision(4) << s.loss
+        << (o_.tokenizer == "char" ? " nats/char, " : " nats/word, ")
         << std::setprecision(3) << s.bits_per_char << " bits/char  (" << std::setprecision(1) << state.train_seconds
         << " s training)" << std::defaultfloat << "\n";
   }
 
   std::map<std::string, std::string> checkpoint_extras() const override {
-    return {{"tokenizer", "char"}, {"lm_chars", data_.vocab.to_text()}};
+    return {{"tokenizer", o_.tokenizer}, {lm_vocabulary_key(data_.vocab.tokenizer()), data_.vocab.to_text()}};
   }
 
   void finish(const detail::LoopState& state, TrainResult& result, std::ostream& log) override {
@@ -172,7 +177,7 @@ class LmTask : public detail::TrainingTask {
     if (o_.run_dir.empty()) return;
     result.seconds = state.seconds();
     detail::write_summary(o_, result, model_.parameter_count(), decoder_only_flops_per_token(model_.config(), o_.length),
-                          {{"valid_bits_per_char", bits_per_char_}});
+                          {{"valid_bits_per_char", result.valid_bits_per_char}});
   }
 
  private:
@@ -180,7 +185,7 @@ class LmTask : public detail::TrainingTask {
   static LmData load_data(const TrainOptions& o) {
     if (!o.resume) return load_lm_data(o);
     const TensorFile file = load_checkpoint_file(detail::run_file(o, "checkpoint.safetensors"));
-    const CharVocabulary saved = saved_char_vocabulary(file);
+    const LmVocabulary saved = saved_lm_vocabulary(file);
     return load_lm_data(o, &saved);
   }
   static TransformerConfig decoder_config(const TrainOptions& o, std::size_t vocab) {
@@ -191,7 +196,6 @@ class LmTask : public detail::TrainingTask {
   const TrainOptions& o_;
   LmData data_;
   DecoderOnlyLM<float> model_;
-  double bits_per_char_ = 0;
 };
 
 }  // namespace

@@ -94,9 +94,13 @@ double attention_weights(const TrainOptions& o, const BatchShape& b) {
 double attention_modules(const TrainOptions& o) { return double(o.layers) * (decoder_only(o) ? 1 : 3); }
 
 // Floats of the activations a graph keeps, all layers.
+// Latent K/V (MLA) keeps its latent c and rotary key k_R (d_c + d_R per token) beside the
+// up-projected keys and values (counted in D: they have the full heads' size). A window changes
+// nothing: the composed path still forms the whole (B, h, T, T) scores and masks them.
 double activations(const TrainOptions& o, const BatchShape& b) {
   const double D = double(o.d_model), F = o.attention_only ? 0 : double(o.ff_dim), L = double(o.layers);
-  if (decoder_only(o)) return L * b.B * b.T * (kEncoderActD * D + kActF * F);
+  const double latent = double(o.latent_dim + o.rope_dim);
+  if (decoder_only(o)) return L * b.B * b.T * (kEncoderActD * D + kActF * F + latent);
   return L * (b.B * b.S * (kEncoderActD * D + kActF * F) + b.B * b.T * (kDecoderActD * D + kActF * F));
 }
 

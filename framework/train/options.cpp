@@ -121,6 +121,7 @@ std::vector<std::string> choices_of(const std::string& field) {
   if (field == "optimizer") return {"sgd", "adam", "adamw"};
   if (field == "schedule") return {"noam", "cosine", "linear", "constant"};
   if (field == "select") return {"valid_loss", "bleu", "accuracy"};
+  if (field == "tokenizer") return {"char", "word"};
   return {};
 }
 
@@ -186,6 +187,10 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.attention.gate = gate;
   c.attention.rope = rope;
   c.attention.flash = tiled_attention;
+  c.attention.window = window;
+  c.attention.sinks = sinks;
+  c.attention.latent_dim = latent_dim;
+  c.attention.rope_dim = rope_dim;
   c.src_vocab = src_vocab;
   c.tgt_vocab = tgt_vocab;
   c.max_len = task == Task::translate ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
@@ -248,6 +253,27 @@ void validate_optimizer(const TrainOptions& o) {
   if (o.warmup >= o.steps)
     bad("warmup", std::to_string(o.warmup) + " must be below steps " + std::to_string(o.steps) + " for --schedule " + o.schedule);
 }
+
+// --window, --sinks, --latent-dim and --rope-dim: the decoder-only models' attention variants,
+// checked here so that the message names the flag (AttentionConfig::validate would name its field).
+void validate_attention_variant(const TrainOptions& o) {
+  auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
+  const bool decoder_only = o.task == Task::induction || o.task == Task::lm;
+  for (const auto& [field, value] : {std::pair<const char*, std::size_t>{"window", o.window}, {"sinks", o.sinks},
+                                     {"latent_dim", o.latent_dim}, {"rope_dim", o.rope_dim}})
+    if (value != 0 && !decoder_only)
+      bad(field, "is for tasks induction and lm (decoder-only models); task " + task_name(o.task) +
+                     " has an encoder, whose attention is not causal");
+  if (o.sinks > 0 && o.window == 0) bad("sinks", "keeps the first positions visible under a sliding window: give --window too");
+  if (o.latent_dim > 0 && o.kv_heads != 0 && o.kv_heads != o.heads)
+    bad("kv_heads", "latent K/V (--latent-dim) up-projects keys and values for every head: leave --kv-heads at 0");
+  if (o.rope_dim > 0 && o.latent_dim == 0)
+    bad("rope_dim", "is the rotary key of latent K/V: give --latent-dim too (plain --rope rotates whole heads)");
+  if (o.rope_dim > 0 && !o.rope) bad("rope_dim", "is the size of a rotary key: give --rope too");
+  if (o.latent_dim > 0 && o.rope && (o.rope_dim == 0 || o.rope_dim % 2 != 0))
+    bad("rope_dim", "latent K/V with --rope needs an even --rope-dim > 0 (the decoupled rotary key), got " +
+                        std::to_string(o.rope_dim));
+}
 }  // namespace
 
 void TrainOptions::validate() const {
@@ -265,6 +291,7 @@ void TrainOptions::validate() const {
   }
   if (attention_only && task != Task::induction && task != Task::lm)
     bad("attention_only", "is for tasks induction and lm (decoder-only models)");
+  validate_attention_variant(*this);
   if (task == Task::copy) {
     if (vocab < 3) bad("vocab", count(vocab) + " is too small: needs at least 3 ids (<pad>, <s>, one symbol)");
     if (length < 2) bad("length", count(length) + " is too short: needs at least 2 tokens");
@@ -279,6 +306,12 @@ void TrainOptions::validate() const {
     if (length < 2) bad("length", count(length) + " is too short: a training window needs at least 2 tokens");
     if (valid_file.empty() && !(valid_fraction > 0 && valid_fraction <= 0.5))
       bad("valid_fraction", "must be in (0, 0.5]: the share of --text held out for validation");
+    const std::vector<std::string> tokenizers = choices_of("tokenizer");
+    if (std::find(tokenizers.begin(), tokenizers.end(), tokenizer) == tokenizers.end())
+      bad("tokenizer", quote_clipped(tokenizer) + " is not char or word");
+    if (tokenizer == "char" && min_freq != defaults_for(Task::lm).min_freq)
+      bad("min_freq", "is for --tokenizer word: every character of the training text is a token");
+    if (tokenizer == "word" && min_freq < 1) bad("min_freq", "must be >= 1");
     if (!valid_file.empty() && valid_fraction != defaults_for(Task::lm).valid_fraction)
       bad("valid_fraction", "is for a run without --valid (the validation text is --valid's file)");
   } else {

@@ -15,7 +15,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt
 add_test(NAME cli.lm_eval_data
          COMMAND $<TARGET_FILE:headlab_cli> eval --run-dir ${LM_RUN} --data ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt --json)
 set_tests_properties(cli.lm_eval_data PROPERTIES FIXTURES_REQUIRED lm_run
-                     PASS_REGULAR_EXPRESSION "\"task\":\"lm\".*\"characters\":97,\"unknown_characters\":0,\"scored_characters\":96,.*\"bits_per_char\":[0-9]")
+                     PASS_REGULAR_EXPRESSION "\"task\":\"lm\".*\"tokenizer\":\"char\",\"tokens\":97,\"unknown_tokens\":0,\"scored_tokens\":96,.*\"bits_per_char\":[0-9]")
 add_test(NAME cli.lm_generate_prompt
          COMMAND $<TARGET_FILE:headlab_cli> generate --checkpoint ${LM_RUN}/checkpoint.safetensors --prompt "And God said"
                  --max-new-tokens 12 --temperature 0)

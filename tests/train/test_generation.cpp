@@ -230,15 +230,21 @@ TEST_CASE("generate: the KV cache gives the logits and tokens of recomputation, 
   struct Variant {
     const char* name;
     bool rope;
-    std::size_t kv_heads, window;
+    std::size_t kv_heads, window, sinks = 0, latent_dim = 0, rope_dim = 0;
   };
-  for (const Variant& variant : {Variant{"sinusoidal positions", false, 0, 0}, Variant{"rope, one kv head", true, 1, 0},
-                                 Variant{"sliding window 3", false, 0, 3}}) {
+  for (const Variant& variant :
+       {Variant{"sinusoidal positions", false, 0, 0}, Variant{"rope, one kv head", true, 1, 0},
+        Variant{"sliding window 3", false, 0, 3}, Variant{"sliding window 3 and 1 sink", true, 0, 3, 1},
+        Variant{"latent K/V 8 with a rotary key of 4", true, 0, 0, 0, 8, 4},
+        Variant{"latent K/V 8 under a window of 4 and 2 sinks", false, 0, 4, 2, 8}}) {
     INFO(std::string(variant.name));
     TransformerConfig c = lm_config(8);
     c.attention.rope = variant.rope;
     c.attention.num_kv_heads = variant.kv_heads;
     c.attention.window = variant.window;
+    c.attention.sinks = variant.sinks;
+    c.attention.latent_dim = variant.latent_dim;
+    c.attention.rope_dim = variant.rope_dim;
     Generator init(3);
     DecoderOnlyLM<float> lm(c, init);
     const std::vector<std::int64_t> prompt = {1, 4, 7};

@@ -59,7 +59,7 @@ TEST_CASE("lm task: a small model learns the King James text (validation below 2
   // The checkpoint loads back as a decoder-only model with its characters.
   const LoadedModel m = load_trained_model((d.path / "checkpoint.safetensors").string());
   REQUIRE(m.lm != nullptr);
-  CHECK(m.chars.decode(m.chars.encode("In the beginning")) == "In the beginning");
+  CHECK(m.lm_vocab.decode(m.lm_vocab.encode("In the beginning")) == "In the beginning");
   const LmScore again = lm_score(*m.lm, load_lm_data(m.options).valid, m.options.length, m.options.eval_sequences,
                                  m.options.batch);
   CHECK(again.loss == doctest::Approx(r.valid_loss).epsilon(1e-6));  // the same weights, the same score
@@ -117,4 +117,95 @@ TEST_CASE("lm task: bad texts and options are refused before training, naming th
   empty.valid_fraction = 0.1;
   empty.select = "accuracy";
   CHECK_THROWS_WITH_AS(empty.validate(), doctest::Contains("task lm has valid_loss"), OptionError);
+}
+
+TEST_CASE("lm task: a sliding window with sinks and latent K/V (MLA) reach the model, its config and its checkpoint") {
+  TempDir full("lm_full"), windowed("lm_window"), latent("lm_latent");
+  std::ostringstream log;
+  const TrainResult all_keys = train(small_lm(full.path, 2), log);
+  TrainOptions w = small_lm(windowed.path, 2);
+  w.window = 4;
+  w.sinks = 1;
+  const TrainResult window = train(w, log);
+  CHECK(window.losses.front() != all_keys.losses.front());  // the same weights see fewer keys
+  const LoadedModel m = load_trained_model((windowed.path / "checkpoint.safetensors").string());
+  REQUIRE(m.lm != nullptr);
+  CHECK(m.lm->config().attention.window == 4);
+  CHECK(m.lm->config().attention.sinks == 1);
+  const std::string config = headlab::testing::read_bytes(windowed.path / "config.ini");
+  CHECK(config.find("\nwindow=4\n") != std::string::npos);
+  CHECK(config.find("\nsinks=1\n") != std::string::npos);
+
+  TrainOptions l = small_lm(latent.path, 2);
+  l.latent_dim = 16;
+  l.rope = true;
+  l.rope_dim = 4;
+  const TrainResult mla = train(l, log);
+  CHECK(std::isfinite(mla.losses.back()));
+  const LoadedModel ml = load_trained_model((latent.path / "checkpoint.safetensors").string());
+  REQUIRE(ml.lm != nullptr);
+  CHECK(ml.lm->config().attention.latent_dim == 16);
+  CHECK(ml.lm->config().attention.rope_dim == 4);
+  CHECK(ml.lm->parameter_count() != m.lm->parameter_count());
+
+  // A resume must keep the attention of the run it continues.
+  TrainOptions other = w;
+  other.resume = true;
+  other.steps = 3;
+  other.window = 8;
+  CHECK_THROWS_WITH(train(other, log), doctest::Contains("window"));
+}
+
+TEST_CASE("lm task: window, sinks, latent-dim and rope-dim refused where they cannot apply, naming the option") {
+  TrainOptions o = TrainOptions::defaults_for(Task::lm);
+  o.text_file = kKjv;
+  o.sinks = 2;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("sinks: keeps the first positions visible"), OptionError);
+  o.sinks = 0;
+  o.rope_dim = 4;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("rope_dim: is the rotary key of latent K/V"), OptionError);
+  o.latent_dim = 16;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("rope_dim: is the size of a rotary key: give --rope"), OptionError);
+  o.rope = true;
+  o.rope_dim = 3;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("rope_dim: latent K/V with --rope needs an even"), OptionError);
+  o.rope_dim = 4;
+  o.validate();
+  o.kv_heads = 2;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("kv_heads: latent K/V"), OptionError);
+  TrainOptions copy = TrainOptions::defaults_for(Task::copy);
+  copy.window = 4;
+  CHECK_THROWS_WITH_AS(copy.validate(), doctest::Contains("window: is for tasks induction and lm"), OptionError);
+}
+
+TEST_CASE("lm task: --tokenizer word trains on words, scores bits per character and saves its words") {
+  TempDir d("lm_words");
+  TrainOptions o = small_lm(d.path, 30);
+  o.tokenizer = "word";
+  o.min_freq = 3;
+  o.length = 16;
+  o.eval_sequences = 50;
+  std::ostringstream log;
+  const TrainResult r = train(o, log);
+  INFO(log.str());
+  CHECK(log.str().find("word tokens") != std::string::npos);
+  const LoadedModel m = load_trained_model((d.path / "checkpoint.safetensors").string());
+  REQUIRE(m.lm != nullptr);
+  CHECK(m.lm_vocab.tokenizer() == LmTokenizer::words);
+  CHECK(m.lm_vocab.decode(m.lm_vocab.encode("And God said")) == " and god said\n");
+  const LmData data = load_lm_data(m.options);
+  const double chars_per_token = data.valid_chars_per_token;
+  CHECK(chars_per_token > 3.0);  // English words and their spaces: about 4.5 characters a token
+  CHECK(chars_per_token < 6.0);
+  const LmScore s = lm_score(*m.lm, data.valid, m.options.length, m.options.eval_sequences, m.options.batch,
+                             chars_per_token);
+  CHECK(s.loss == doctest::Approx(r.valid_loss).epsilon(1e-6));
+  CHECK(s.bits_per_char == doctest::Approx(s.loss / std::log(2.0) / chars_per_token));
+  CHECK(r.valid_bits_per_char == doctest::Approx(s.bits_per_char).epsilon(1e-6));
+  // Char options stay refused for words and the other way round.
+  TrainOptions bad = o;
+  bad.tokenizer = "bpe";
+  CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("tokenizer: 'bpe' is not char or word"), OptionError);
+  bad.tokenizer = "char";
+  CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("min_freq: is for --tokenizer word"), OptionError);
 }

@@ -97,3 +97,23 @@ TEST_CASE("memory estimate: --max-memory sizes") {
   CHECK(memory_text(512.0 * (1 << 20)) == "512.0 MB");
   CHECK(available_memory() > 0);
 }
+
+TEST_CASE("memory estimate: latent K/V (MLA) and a sliding window in a decoder-only model") {
+  TrainOptions o = TrainOptions::defaults_for(Task::induction);  // rope on: MLA takes a rotary key
+  const double plain_activations = item(estimate_training_memory(o, 64, 64), "activations of one batch");
+  o.window = 8;
+  o.sinks = 2;
+  o.latent_dim = 16;
+  o.rope_dim = 8;
+  o.validate();
+  const MemoryEstimate e = estimate_training_memory(o, 64, 64);
+  TransformerConfig c = o.model_config();
+  c.src_vocab = 1;
+  Generator gen(1);
+  const DecoderOnlyLM<float> lm(c, gen);
+  CHECK(lm.config().attention.latent_dim == 16);
+  CHECK(item(e, "parameters") / 4 == doctest::Approx(double(lm.parameter_count())).epsilon(0.02));
+  // The latent c and the rotary key (d_c + d_R floats per token and layer) are kept beside the rest.
+  const double latent_floats = double(o.layers * o.batch * (2 * o.length + 1) * (16 + 8));
+  CHECK(item(e, "activations of one batch") == doctest::Approx(plain_activations + 4 * latent_floats));
+}

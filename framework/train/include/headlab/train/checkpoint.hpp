@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "headlab/core/random.hpp"
-#include "headlab/data/char_vocabulary.hpp"
+#include "headlab/data/lm_vocabulary.hpp"
 #include "headlab/data/safetensors.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/models/transformer.hpp"
@@ -49,9 +49,12 @@ Module<float>::StateDict saved_model_state(const TensorFile& file);
 // A vocabulary saved in the metadata under `key` ("src_vocab", "tgt_vocab"): FormatError when it
 // does not parse (Vocabulary::from_text) or holds no token beyond the specials.
 Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key);
-// A language model's characters, saved in the metadata under "lm_chars" (FormatError when missing or
-// when CharVocabulary::from_text refuses it).
-CharVocabulary saved_char_vocabulary(const TensorFile& file);
+// A language model's tokens, saved in the metadata under "tokenizer" (char or word) and
+// lm_vocabulary_key(tokenizer): "lm_chars" (CharVocabulary::to_text) or "lm_words" (a word per
+// line). FormatError when missing or refused by LmVocabulary::from_text. A checkpoint without a
+// "tokenizer" entry (made before words existed) is char.
+std::string lm_vocabulary_key(LmTokenizer tokenizer);
+LmVocabulary saved_lm_vocabulary(const TensorFile& file);
 // Restores model, optimiser, generators and counters for a resume. The saved options must equal `o`
 // in everything but the run length (steps, time budget, stop-at-perfect): else ValueError naming the
 // options that differ. --schedule cosine and linear end at --steps, so their step count must match too. Validates everything (non-finite tensors included) before changing anything.
@@ -67,7 +70,7 @@ struct LoadedModel {
   std::unique_ptr<DecoderOnlyLM<float>> lm;   // induction and lm
   std::size_t step = 0;
   Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
-  CharVocabulary chars;             // language models (task lm)
+  LmVocabulary lm_vocab;            // language models (task lm): characters or words
 };
 LoadedModel load_trained_model(const std::string& checkpoint_path);
 // The same on a checkpoint already in memory (parse_safetensors_bytes; a fuzzing entry point).

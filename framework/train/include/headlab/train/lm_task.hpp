@@ -1,14 +1,16 @@
-// headlab/train/lm_task.hpp: a character-level language model on a text file (nanoGPT's
-// shakespeare_char, minGPT's char demo), trained on a decoder-only model.
+// headlab/train/lm_task.hpp: a language model on a text file (nanoGPT's shakespeare_char, minGPT's
+// char demo), trained on a decoder-only model; its tokens are characters (the default) or words.
 //
-// The text becomes one stream of character ids (headlab/data/char_vocabulary.hpp, built from the
-// training text). Without --valid, its last --valid-fraction of characters is held out.
+// The text becomes one stream of token ids (headlab/data/lm_vocabulary.hpp, built from the
+// training text by --tokenizer char|word). Without --valid, its last --valid-fraction of
+// characters is held out.
 // One step:  B windows of T + 1 ids at uniform random starts of the training stream (data_rng)
 //            logits = model(window[:, :-1])              (B, T, V), causal
 //            loss = cross_entropy(logits, window[:, 1:])  mean over the B T next characters
 // Validation: the held-out stream cut into consecutive windows of T + 1 ids (each window's first
 // id is the last of the one before), at most --eval-sequences of them; the mean negative
-// log-likelihood per character in nats, and in bits: bits/char = nats/char / ln 2.
+// log-likelihood per token in nats, and in bits per character: bits/char = nats/token / ln 2 /
+// (characters per token of the validation text; 1 for characters).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "headlab/data/char_vocabulary.hpp"
+#include "headlab/data/lm_vocabulary.hpp"
 #include "headlab/models/transformer.hpp"
 #include "headlab/train/options.hpp"
 
@@ -26,24 +28,25 @@ struct TrainResult;
 
 // The run's text: its vocabulary and the two id streams.
 struct LmData {
-  CharVocabulary vocab;
+  LmVocabulary vocab;
   std::vector<std::int64_t> train, valid;
-  std::size_t valid_unknown = 0;  // held-out characters the training text lacks (read as <unk>)
+  std::size_t valid_unknown = 0;        // held-out tokens the vocabulary lacks (read as <unk>)
+  double valid_chars_per_token = 1.0;   // characters of the validation text per token
 };
 // Reads --text (and --valid): IOError for a file that cannot be read; FormatError naming the file
 // for invalid UTF-8 or a text too short for one window on either side. A resumed run passes the
-// vocabulary saved in its checkpoint (`saved`): the text must then have no character outside it.
-LmData load_lm_data(const TrainOptions& o, const CharVocabulary* saved = nullptr);
+// vocabulary saved in its checkpoint (`saved`): the text must then encode to no token outside it.
+LmData load_lm_data(const TrainOptions& o, const LmVocabulary* saved = nullptr);
 
 struct LmScore {
-  double loss = 0;           // nats per character
-  double bits_per_char = 0;  // loss / ln 2
-  std::size_t characters = 0;
+  double loss = 0;           // nats per token
+  double bits_per_char = 0;  // loss / ln 2 / chars_per_token
+  std::size_t tokens = 0;    // tokens scored
 };
 // The validation score of `ids` (eval mode, no graph), windows of `context` + 1 ids as above, at
 // most `max_windows`, `batch` windows per forward.
 LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                 std::size_t max_windows, std::size_t batch);
+                 std::size_t max_windows, std::size_t batch, double chars_per_token = 1.0);
 
 TrainResult train_lm(const TrainOptions& options, std::ostream& log);
 

@@ -68,12 +68,14 @@ class OptionError : public ValueError {
     "validation corpus (translate: TSV pairs, loss and BLEU as it trains; lm: a text file, instead of the end of --text)")                                                                 \
   X(std::string, text_file, "text", "", "", "", "", true, kLm,                                                      \
     "lm: the text to learn (UTF-8); its last --valid-fraction is held out unless --valid is given")                  \
+  X(std::string, tokenizer, "tokenizer", "char", "char", "char", "char", true, kLm,                                 \
+    "lm: char (every character a token) or word (the translation tokenizer's words and punctuation, a line ending in </s>; words rarer than --min-freq are <unk>)") \
   X(double, valid_fraction, "valid-fraction", 0.1, 0.1, 0.1, 0.1, true, kLm,                                          \
     "lm without --valid: the share of --text, taken from its end, held out for validation")                          \
   X(std::string, test_file, "test", "", "", "", "", true, kTranslate,                                                 \
     "test corpus (BLEU of the best weights at the end; optional)")                                                    \
-  X(std::size_t, min_freq, "min-freq", 2, 2, 2, 2, true, kTranslate,                                                  \
-    "rarer training tokens become <unk>")                                                                             \
+  X(std::size_t, min_freq, "min-freq", 2, 2, 2, 2, true, kTranslate | kLm,                                           \
+    "rarer training tokens become <unk> (lm: with --tokenizer word)")                                                                             \
   X(std::size_t, max_tokens, "max-tokens", 1024, 1024, 1024, 1024, true, kTranslate,                                  \
     "batch budget: sentences x longest side")                                                                         \
   X(std::size_t, max_len, "max-len", 64, 64, 64, 64, true, kTranslate,                                                \
@@ -112,6 +114,14 @@ class OptionError : public ValueError {
     "rotary positions on q and k instead of sinusoidal embeddings (relative positions only)")                         \
   X(bool, tiled_attention, "tiled-attention", false, false, false, false, true, kAllTasks,                            \
     "the tiled (FlashAttention-2 style) kernel wherever it applies: same results to float rounding, less memory")     \
+  X(std::size_t, window, "window", 0, 0, 0, 0, true, kInduction | kLm,                                             \
+    "sliding-window attention: a query sees its last W positions, itself included (0 = the whole causal prefix)")     \
+  X(std::size_t, sinks, "sinks", 0, 0, 0, 0, true, kInduction | kLm,                                                \
+    "with --window: the first positions every query still sees (attention sinks, StreamingLLM)")                      \
+  X(std::size_t, latent_dim, "latent-dim", 0, 0, 0, 0, true, kInduction | kLm,                                      \
+    "latent K/V (MLA, DeepSeek-V2): keys and values up-projected from one latent of this size per token (0 = off)")   \
+  X(std::size_t, rope_dim, "rope-dim", 0, 0, 0, 0, true, kInduction | kLm,                                          \
+    "MLA with --rope: the size of the decoupled rotary key shared by the heads (even)")                               \
   X(std::size_t, steps, "steps", 2000, 3000, 1500, 3000, true, kAllTasks,                                             \
     "training steps (at most); 0 = no step cap, the --time-budget stops the run (what a budget without --steps means)") \
   X(std::size_t, batch, "batch", 64, 64, 32, 32, true, kCopy | kInduction | kLm,                                      \
