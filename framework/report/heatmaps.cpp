@@ -187,7 +187,9 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
           char_w +
       (options.scale_label.empty() ? 0 : 22);
   const double title_w = static_cast<double>(display_length(options.title)) * 8.5 + 20;
-  const double W = std::ceil(std::max(bar_x + bar_w + 6 + bar_label_w + 10, title_w));
+  const double content_w = bar_x + bar_w + 6 + bar_label_w + 10;
+  const double W = std::ceil(std::max(content_w, title_w));
+  const double shift = std::floor((W - content_w) / 2);  // a title wider than the rest: the rest centred under it
   const double labels_bottom = grid_bottom + col_label_h + (options.x_label.empty() ? 0 : 22);
   // The rotated y label is centred on the grid, or starts at its top when it is longer than the
   // grid is tall (two rows): it never reaches up into the title.
@@ -208,6 +210,7 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
         << xml_escape(options.title) << "</text>\n";
 
   // 4. The cells, with a white line between them and a tooltip each, then a frame.
+  if (shift > 0) svg << "<g transform=\"translate(" << px(shift) << " 0)\">\n";
   svg << "<g class=\"grid\" stroke=\"white\" stroke-width=\"1\">\n";
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
@@ -277,6 +280,7 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
     svg << "<text transform=\"translate(" << px(tick_right + 12) << ' ' << px(top + bar_h / 2)
         << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#333\">" << xml_escape(options.scale_label) << "</text>\n";
   svg << "</g>\n";
+  if (shift > 0) svg << "</g>\n";
   svg << "</svg>\n";
   return svg.str();
 }
