@@ -244,6 +244,7 @@ check mlp_demo_steps_negative 2 "--steps" -- "$hl" mlp-demo --steps -5
 check heads_seed_negative 2 "--seed" -- "$hl" heads --checkpoint "$ckpt" --seed -1
 check eval_sequences_1e20 2 "--sequences" -- "$hl" eval --run-dir "$tmp/copy" --sequences 1e20
 check prune_step_nan 2 "--step" -- "$hl" prune --checkpoint "$ckpt" --step nan
+check prune_random_orders_1000 2 "--random-orders" -- "$hl" prune --checkpoint "$ckpt" --random-orders 1000
 check translate_length_penalty_nan 2 "--length-penalty" -- sh -c \
   "echo 'ein Haus' | '$hl' translate --checkpoint '$tmp/translate/checkpoint.safetensors' --length-penalty nan"
 check translate_beam_0 2 "--beam" -- sh -c \

@@ -12,11 +12,13 @@ packages=(
 # Optional extras, one flag each:
 #   --with-torch  regenerating the PyTorch fixtures (scripts/make_op_fixtures.py)
 #   --with-fuzz   clang and its libFuzzer/sanitizer runtimes (the fuzz preset, scripts/fuzz.sh)
+#   --with-pictures  rsvg-convert, the SVG to PNG renderer of scripts/make_pictures.sh
 for flag in "$@"; do
   case "$flag" in
     --with-torch) packages+=(python3-torch python3-numpy) ;;
     --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
-    *) echo "setup: unknown flag $flag (known: --with-torch, --with-fuzz)" >&2; exit 2 ;;
+    --with-pictures) packages+=(librsvg2-bin) ;;
+    *) echo "setup: unknown flag $flag (known: --with-torch, --with-fuzz, --with-pictures)" >&2; exit 2 ;;
   esac
 done
 

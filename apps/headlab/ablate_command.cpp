@@ -281,7 +281,7 @@ void summarise(const SweepPlan& plan, const AblateOptions& o, const std::string&
       std::find(summary.metrics.begin(), summary.metrics.end(), o.metric) == summary.metrics.end())
     std::cerr << "headlab ablate: note: no finished run has '" << o.metric
               << "' in its summary.json, so chart.svg has no points\n";
-  std::cout << "\n" << summary_markdown(summary);
+  std::cout << "\n" << summary_markdown(summary, o.metric);
   std::cout << "wrote " << (plan.out_dir / "summary.csv").string() << ", summary.md and chart.svg" << std::endl;
 }
 

@@ -66,12 +66,21 @@ std::string site_label(const AttentionSite& s) {
   return "layer " + std::to_string(s.layer);
 }
 
+// The name a picture's title gives a checkpoint: its run directory's name ("copy-run"), or the
+// file's name when it has no directory; never the whole path (a reader's home directory).
+std::string checkpoint_name(const std::string& checkpoint) {
+  const fs::path path(checkpoint);
+  const fs::path dir = fs::absolute(path).parent_path().filename();
+  return dir.empty() ? path.filename().string() : dir.string();
+}
+
 // An SVG heatmap of one value per (module, head): values[s][h] for site s; short rows (modules with
-// fewer heads) are padded with NaN. A fixed scale [0, 1] unless unit_scale is false.
+// fewer heads) are padded with NaN. The colour scale is fixed at [0, vmax].
 std::string site_heatmap(const std::vector<AttentionSite>& sites, std::vector<std::vector<double>> values,
-                         const std::string& title, bool unit_scale) {
+                         const std::string& title, double vmax, const std::string& scale_label) {
   HeatmapOptions ho;
   ho.title = title;
+  ho.scale_label = scale_label;
   ho.x_label = "head";
   ho.y_label = "attention module";
   std::size_t max_heads = 0;
@@ -81,10 +90,8 @@ std::string site_heatmap(const std::vector<AttentionSite>& sites, std::vector<st
   }
   for (std::size_t h = 0; h < max_heads; ++h) ho.col_labels.push_back("h" + std::to_string(h));
   for (auto& row : values) row.resize(max_heads, std::nan(""));
-  if (unit_scale) {
-    ho.vmin = 0.0;
-    ho.vmax = 1.0;
-  }
+  ho.vmin = 0.0;
+  ho.vmax = vmax;
   return svg_heatmap(values, ho);
 }
 
@@ -94,10 +101,42 @@ IndexArray row_of(const std::vector<std::int64_t>& ids) {
   return a;
 }
 
-std::vector<std::string> labels_of(const IndexArray& row, const Vocabulary* vocab) {
+// The tokens of a row of ids as text: a translation model's words, a language model's
+// characters (a space as "␣"), the copy and induction tasks' numbered symbols; the specials as
+// <pad>, <s>, </s>, <unk> (the copy task's start symbol 1 is <s> only at position 0: later it is
+// an ordinary symbol).
+std::vector<std::string> labels_of(const IndexArray& row, const LoadedModel& m, const Vocabulary* words) {
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < row.shape()[1]; ++i) out.push_back(vocab ? vocab->token(row(0, i)) : std::to_string(row(0, i)));
+  for (std::size_t i = 0; i < row.shape()[1]; ++i) {
+    const std::int64_t id = row(0, i);
+    std::string label = std::to_string(id);
+    if (words) {
+      label = words->token(id);
+    } else if (m.options.task == Task::lm) {
+      label = id == CharVocabulary::pad ? "<pad>" : id == CharVocabulary::bos ? "<s>" : m.chars.decode_one(id);
+      if (label == " ") label = "\xE2\x90\xA3";  // U+2423 OPEN BOX
+    } else if (id == Vocabulary::pad) {
+      label = "<pad>";
+    } else if (id == Vocabulary::bos && (i == 0 || m.options.task != Task::copy)) {
+      label = "<s>";
+    }
+    out.push_back(label);
+  }
   return out;
+}
+
+// A panel's title: the head and its role with its score, "head 2: induction 0.91" (the strongest
+// score when it is > 0.4, Olsson et al.'s convention), "head 2 (no role)" when every score is at
+// most 0.4, or "head 2" when no score was computed.
+std::string panel_title(std::size_t head, const HeadRoles* roles) {
+  std::string title = "head " + std::to_string(head);
+  if (!roles) return title;
+  const std::pair<const char*, double> scores[] = {
+      {"induction", roles->induction}, {"prev-token", roles->previous_token}, {"sink", roles->sink_mass}};
+  const auto* best = &scores[0];
+  for (const auto& s : scores)
+    if (s.second > best->second) best = &s;
+  return best->second > 0.4 ? title + ": " + best->first + " " + fixed(best->second, 2) : title + " (no role)";
 }
 
 // The attention maps' input: the first probe sequence, or --input (checked here, before the
@@ -139,24 +178,29 @@ MapInput attention_input(LoadedModel& m, const HeadsOptions& o, const Probe& pro
 }
 
 // The attention-map picture: one row of panels per site, one panel per head.
-void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const MapInput& input, const fs::path& path) {
+// `roles` are head_roles' rows (site order, heads within), for the panel titles.
+void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const MapInput& input,
+                          const std::vector<HeadRoles>& roles, const fs::path& path) {
   const IndexArray& source = input.source;
   const IndexArray& target = input.target;
-  const bool words = m.options.task == Task::translate;
-  const std::vector<std::string> src_labels = labels_of(source, words && !o.input.empty() ? &m.src_vocab : nullptr);
-  const std::vector<std::string> tgt_labels = labels_of(target, words ? &m.tgt_vocab : nullptr);
+  const bool words = m.options.task == Task::translate;  // the probe's ids are words of both vocabularies
+  const std::vector<std::string> src_labels = labels_of(source, m, words ? &m.src_vocab : nullptr);
+  const std::vector<std::string> tgt_labels = labels_of(target, m, words ? &m.tgt_vocab : nullptr);
   std::vector<AttentionSite> sites = attention_sites(m);
   const std::vector<Array<float>> maps = attention_maps(m, source, target);
   std::vector<std::vector<AttentionPanel>> panels;
   AttentionGridOptions grid;
-  grid.title = "attention maps of " + o.checkpoint;
+  grid.title = "attention maps: " + checkpoint_name(o.checkpoint) + " (" + task_name(m.options.task) + ", step " +
+               std::to_string(m.step) + ")";
+  std::size_t role_row = 0;
   for (std::size_t s = 0; s < sites.size(); ++s) {
     const Array<float>& w = maps[s];  // (h, L, S)
     const bool encoder = sites[s].kind == "encoder self", cross = sites[s].kind == "cross";
     std::vector<AttentionPanel> row;
     for (std::size_t h = 0; h < w.shape()[0]; ++h) {
       AttentionPanel p;
-      p.title = "head " + std::to_string(h);
+      p.title = panel_title(h, role_row < roles.size() ? &roles[role_row] : nullptr);
+      ++role_row;
       p.weights.assign(w.shape()[1], std::vector<double>(w.shape()[2]));
       for (std::size_t i = 0; i < w.shape()[1]; ++i)
         for (std::size_t j = 0; j < w.shape()[2]; ++j) p.weights[i][j] = double(w(h, i, j));
@@ -207,25 +251,33 @@ int run_heads(const HeadsOptions& o) {
   write_file_atomic(dir / "heads.csv", csv.str(), "heads");
 
   // One heatmap per score over (site, head).
+  // Fixed scales: entropy from 0 (one key) to ln S (uniform over the probe's S keys), the
+  // weights and gates from 0 to 1.
+  const std::size_t keys = probe.sequences.shape()[1];
   struct Score {
     const char* key;
-    const char* title;
+    std::string title;
     double HeadRoles::*field;
+    double vmax;
+    const char* scale;
   };
-  std::vector<Score> scores = {{"entropy", "attention entropy (nats)", &HeadRoles::entropy},
-                               {"sink_mass", "sink mass (weight on position 0)", &HeadRoles::sink_mass},
-                               {"previous_token", "previous-token score", &HeadRoles::previous_token},
-                               {"induction", "induction score", &HeadRoles::induction}};
-  if (gated) scores.push_back({"gate_mean", "mean gate value", &HeadRoles::gate_mean});
+  const std::string name = checkpoint_name(o.checkpoint);
+  std::vector<Score> scores = {
+      {"entropy", "attention entropy: " + name, &HeadRoles::entropy, std::log(double(keys)),
+       "nats (max ln S)"},
+      {"sink_mass", "sink mass (weight on position 0): " + name, &HeadRoles::sink_mass, 1.0, "weight"},
+      {"previous_token", "previous-token score: " + name, &HeadRoles::previous_token, 1.0, "weight"},
+      {"induction", "induction score: " + name, &HeadRoles::induction, 1.0, "weight"}};
+  if (gated) scores.push_back({"gate_mean", "mean gate value: " + name, &HeadRoles::gate_mean, 1.0, "gate"});
   for (const auto& score : scores) {
     std::vector<std::vector<double>> values(sites.size());
     std::size_t k = 0;  // rows are in site order, heads within
     for (std::size_t s = 0; s < sites.size(); ++s)
       for (std::size_t h = 0; h < sites[s].heads(); ++h) values[s].push_back(rows[k++].*score.field);
     write_file_atomic(dir / ("heatmap_" + std::string(score.key) + ".svg"),
-                      site_heatmap(sites, values, score.title, std::string(score.key) != "entropy"), "heads");
+                      site_heatmap(sites, values, score.title, score.vmax, score.scale), "heads");
   }
-  write_attention_maps(m, o, input, dir / "attention_maps.svg");
+  write_attention_maps(m, o, input, rows, dir / "attention_maps.svg");
   std::cout << "wrote " << (dir / "heads.csv").string() << ", attention_maps.svg and heatmap_*.svg in " << dir.string()
             << "\n";
   return 0;
@@ -254,62 +306,101 @@ int run_prune(const PruneOptions& o) {
       icsv << sites[s].name << "," << h << "," << imp.raw[s][h] << "," << imp.normalised[s][h] << "\n";
   write_file_atomic(dir / "importance.csv", icsv.str(), "prune");
   write_file_atomic(dir / "importance.svg",
-                    site_heatmap(sites, imp.normalised, "head importance |dL/dxi|, normalised per module", true),
+                    site_heatmap(sites, imp.normalised,
+                                 "head importance |dL/dxi|, normalised per module: " + checkpoint_name(o.checkpoint),
+                                 1.0, "importance"),
                     "prune");
 
+  // The baseline: random orders 1..K, order k seeded seed + (k - 1) x 0x9E3779B97F4A7C15 (wrapping;
+  // order 1 is the one --seed alone gives). Every order has the same steps: they depend only on
+  // how many heads are left.
   const std::vector<PruneStep> ranked = prune_heads(task, true, o.step, o.seed);
-  const std::vector<PruneStep> random = prune_heads(task, false, o.step, o.seed);
+  std::vector<std::vector<PruneStep>> random;
+  for (std::size_t k = 0; k < o.random_orders; ++k)
+    random.push_back(prune_heads(task, false, o.step, o.seed + k * 0x9E3779B97F4A7C15ull));
+  // Mean and sample standard deviation over the random orders at step i (sd NaN for one order).
+  auto random_stats = [&](std::size_t i, double PruneStep::*field) {
+    double sum = 0, squares = 0;
+    for (const auto& order : random) sum += order[i].*field;
+    const double mean = sum / double(random.size());
+    for (const auto& order : random) squares += (order[i].*field - mean) * (order[i].*field - mean);
+    const double sd = random.size() > 1 ? std::sqrt(squares / double(random.size() - 1)) : std::nan("");
+    return std::pair<double, double>{mean, sd};
+  };
+  const bool bleu = m.options.task == Task::translate;
+  const int digits = bleu ? 2 : 3;
+  auto mean_sd = [&](std::pair<double, double> s) {
+    return fixed(s.first, digits) + (std::isnan(s.second) ? "" : " ± " + fixed(s.second, digits));
+  };
+
   std::ostringstream csv;
   csv << "order,pruned,fraction,loss,metric,removed\n";
-  std::ostringstream md;
-  md << "| heads pruned | fraction | loss (importance) | " << task.metric_name() << " (importance) | loss (random) | "
-     << task.metric_name() << " (random) |\n|---|---|---|---|---|---|\n";
-  std::cout << std::setw(7) << "pruned" << std::setw(10) << "fraction" << std::setw(12) << "loss" << std::setw(12)
-            << task.metric_name().substr(0, 10) << std::setw(14) << "random loss" << std::setw(14) << "random metric\n";
-  const double tolerance = m.options.task == Task::translate ? 1.0 : 0.01;  // 1 BLEU point, or 1% accuracy
+  auto csv_row = [&](const std::string& order, const PruneStep& p) {
+    std::string removed;
+    for (const auto& r : p.removed) removed += (removed.empty() ? "" : " ") + r;
+    csv << order << "," << p.pruned << "," << p.fraction << "," << p.loss << "," << p.metric << "," << removed << "\n";
+  };
+  const std::string metric = task.metric_name();
+  const std::string over = o.random_orders == 1 ? "random order" : "random, mean ± sd of " + std::to_string(o.random_orders);
+  TextTable table({"heads pruned", "fraction", metric + " (importance)", metric + " (" + over + ")", "loss (importance)",
+                   "loss (" + over + ")"});
+  const double tolerance = bleu ? 1.0 : 0.01;  // 1 BLEU point, or 1% accuracy
   std::size_t last_within = 0;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const PruneStep &a = ranked[i], &b = random[i];
-    for (const auto* p : {&a, &b}) {
-      std::string removed;
-      for (const auto& r : p->removed) removed += (removed.empty() ? "" : " ") + r;
-      csv << (p == &a ? "importance" : "random") << "," << p->pruned << "," << p->fraction << "," << p->loss << ","
-          << p->metric << "," << removed << "\n";
-    }
-    md << "| " << a.pruned << " | " << fixed(a.fraction, 2) << " | " << fixed(a.loss) << " | " << fixed(a.metric, 2)
-       << " | " << fixed(b.loss) << " | " << fixed(b.metric, 2) << " |\n";
-    std::cout << std::setw(7) << a.pruned << std::setw(10) << fixed(a.fraction, 2) << std::setw(12) << fixed(a.loss)
-              << std::setw(12) << fixed(a.metric, 2) << std::setw(14) << fixed(b.loss) << std::setw(14)
-              << fixed(b.metric, 2) << "\n";
+    const PruneStep& a = ranked[i];
+    csv_row("importance", a);
+    for (std::size_t k = 0; k < random.size(); ++k) csv_row("random-" + std::to_string(k + 1), random[k][i]);
+    table.add_row({std::to_string(a.pruned), fixed(a.fraction, 2), fixed(a.metric, digits),
+                   mean_sd(random_stats(i, &PruneStep::metric)), fixed(a.loss), mean_sd(random_stats(i, &PruneStep::loss))});
     if (a.metric >= ranked.front().metric - tolerance && last_within == i) last_within = i + 1;
   }
+  // The verdict in words: how many heads go before the metric falls by more than the tolerance.
+  const PruneStep& full = ranked.front();
   const PruneStep& kept = ranked[last_within - 1];
+  const std::string tol = bleu ? "1 BLEU point" : fixed(tolerance, 2) + " " + metric;
   std::ostringstream verdict;
-  verdict << "By importance, " << kept.pruned << " of " << total << " heads (" << fixed(100 * kept.fraction, 0)
-          << "%) can go before " << task.metric_name() << " drops by more than " << tolerance << " (from "
-          << fixed(ranked.front().metric, 2) << " to " << fixed(kept.metric, 2) << ").";
-  md << "\n" << verdict.str() << "\n";
-  std::cout << verdict.str() << "\n";
+  if (last_within == ranked.size())
+    verdict << "By importance, all " << total << " heads can be pruned with " << metric << " staying within " << tol
+            << " of the full model's: " << fixed(full.metric, digits) << " -> " << fixed(kept.metric, digits) << ".";
+  else if (kept.pruned == 0)
+    verdict << "Pruning even " << (ranked[1].pruned == 1 ? "one head (the least important)" :
+                                   "the " + std::to_string(ranked[1].pruned) + " least important heads")
+            << " costs more than " << tol << ": " << fixed(full.metric, digits) << " -> "
+            << fixed(ranked[1].metric, digits) << ".";
+  else
+    verdict << "By importance, " << kept.pruned << " of " << total << " heads (" << fixed(100 * kept.fraction, 0)
+            << "%) can go with " << metric << " within " << tol << " of the full model's (" << fixed(full.metric, digits)
+            << " -> " << fixed(kept.metric, digits) << "); pruning " << ranked[last_within].pruned << " costs more ("
+            << fixed(ranked[last_within].metric, digits) << ").";
+  const std::string text = table.markdown();
+  std::cout << text << verdict.str() << "\n";
   write_file_atomic(dir / "prune.csv", csv.str(), "prune");
-  write_file_atomic(dir / "prune.md", md.str(), "prune");
+  write_file_atomic(dir / "prune.md", text + "\n" + verdict.str() + "\n", "prune");
 
+  // The curves: importance order as a line, the random orders as their mean with a band of ± 1 sd.
   auto curve = [&](double PruneStep::*field, const std::string& y, const std::string& file) {
     std::vector<ChartSeries> series(2);
     series[0].name = "by importance (Michel et al.)";
-    series[1].name = "random order";
+    series[1].name = o.random_orders == 1 ? "random order"
+                                          : "random orders (mean ± sd of " + std::to_string(o.random_orders) + ")";
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       series[0].x.push_back(ranked[i].fraction);
       series[0].y.push_back(ranked[i].*field);
-      series[1].x.push_back(random[i].fraction);
-      series[1].y.push_back(random[i].*field);
+      const auto [mean, sd] = random_stats(i, field);
+      series[1].x.push_back(ranked[i].fraction);
+      series[1].y.push_back(mean);
+      if (o.random_orders > 1) {
+        series[1].band_low.push_back(mean - sd);
+        series[1].band_high.push_back(mean + sd);
+      }
     }
     ChartOptions co;
-    co.title = y + " against the fraction of heads pruned (no retraining)";
+    co.title = y + " against heads pruned (no retraining): " + checkpoint_name(o.checkpoint);
     co.x_label = "fraction of heads pruned";
     co.y_label = y;
     write_file_atomic(dir / file, svg_line_chart(series, co), "prune");
   };
-  curve(&PruneStep::metric, task.metric_name(), "prune.svg");
+  curve(&PruneStep::metric, metric, "prune.svg");
   curve(&PruneStep::loss, "evaluation loss", "prune_loss.svg");
   std::cout << "wrote prune.csv, prune.md, prune.svg, prune_loss.svg, importance.csv and importance.svg in "
             << dir.string() << "\n";

@@ -25,12 +25,13 @@ struct PruneOptions {
   std::string checkpoint;
   std::string out;                 // "" = <checkpoint's directory>/prune
   double step = 0.1;               // fraction of the remaining heads pruned per step
-  std::uint64_t seed = 1;          // of the random-order baseline
+  std::uint64_t seed = 1;          // of the random-order baseline (order k's seed derives from it)
+  std::size_t random_orders = 5;   // random pruning orders averaged for the baseline (mean ± sd)
   std::size_t sequences = 0;       // copy/induction: held-out sequences (0 = 512); translate: pairs (0 = all)
   std::string data;                // translate: the evaluation TSV (default: the run's --valid file)
   bool overwrite = false;          // replace the files of an earlier `prune` in `out`
 };
-// Importance (Michel et al.), iterative pruning by importance and in random order:
+// Importance (Michel et al.), iterative pruning by importance and in random_orders random orders:
 // prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg
 // into `out`, with the same rules as run_heads.
 int run_prune(const PruneOptions& options);

@@ -171,7 +171,11 @@ int main(int argc, char** argv) {
   prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
   prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")
       ->check(headlab::cli::real_number(0.001, 1.0))->capture_default_str();
-  prune->add_option("--seed", prune_options.seed, "seed of the random pruning order")->check(headlab::cli::whole_number())->capture_default_str();
+  prune->add_option("--seed", prune_options.seed, "seed of the random pruning orders (each order's seed derives from it)")
+      ->check(headlab::cli::whole_number())->capture_default_str();
+  prune->add_option("--random-orders", prune_options.random_orders,
+                    "random pruning orders of the baseline, drawn as mean ± sd")
+      ->check(headlab::cli::whole_number(1, 100))->capture_default_str();
   prune->add_option("--sequences", prune_options.sequences,
                     "copy/induction: held-out sequences (0 = 512); translate: evaluation pairs (0 = all)")
       ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();

@@ -10,6 +10,7 @@
 
 #include "headlab/lab/sweep.hpp"
 #include "headlab/report/charts.hpp"
+#include "headlab/report/text_table.hpp"
 #include "sweep_text.hpp"
 
 namespace headlab {
@@ -160,35 +161,66 @@ std::string summary_csv(const SweepSummary& summary) {
   return out;
 }
 
-std::string summary_markdown(const SweepSummary& summary) {
+namespace {
+// A metric that says nothing to compare: every cell with a finished run has the same mean and no
+// spread (the parameter count of a sweep over seeds or gates). Needs two such cells.
+bool constant_metric(const SweepSummary& summary, const std::string& metric, double& value) {
+  std::size_t cells = 0;
+  for (const SweepCell& cell : summary.cells) {
+    const auto it = cell.metrics.find(metric);
+    if (it == cell.metrics.end() || it->second.n == 0) continue;
+    const MetricStats& s = it->second;
+    if (!(s.n < 2 || s.std == 0) || (cells > 0 && s.mean != value)) return false;
+    value = s.mean;
+    ++cells;
+  }
+  return cells >= 2;
+}
+}  // namespace
+
+std::string summary_markdown(const SweepSummary& summary, const std::string& metric) {
   std::vector<std::string> seeds;
   for (auto s : summary.seeds) seeds.push_back(std::to_string(s));
   std::string out = "Mean ± sample standard deviation over " + std::string(seeds.size() == 1 ? "seed " : "seeds ") +
                     join(seeds, ", ") +
-                    " (n = finished runs with that value).\n\n";
-  std::vector<std::string> header, rule;
-  for (const GridAxis& axis : summary.grid) header.push_back(markdown_cell(axis.key));
+                    "; \"(n)\" after a value: only n of the cell's finished runs have it.\n\n";
+  // The chosen metric first, then the others; those the same in every run go under the table.
+  std::vector<std::string> shown, same;
+  if (std::find(summary.metrics.begin(), summary.metrics.end(), metric) != summary.metrics.end()) shown.push_back(metric);
+  for (const std::string& m : summary.metrics) {
+    double value = 0;
+    if (m == metric) continue;
+    if (constant_metric(summary, m, value))
+      same.push_back(m + " = " + readable_number(value, 4));
+    else
+      shown.push_back(m);
+  }
+  std::vector<std::string> header;
+  for (const GridAxis& axis : summary.grid) header.push_back(axis.key);
   header.push_back("runs");
-  for (const std::string& m : summary.metrics) header.push_back(markdown_cell(m));
-  rule.assign(header.size(), "---");
-  out += "| " + join(header, " | ") + " |\n|" + join(rule, "|") + "|\n";
+  for (const std::string& m : shown) header.push_back(m);
+  TextTable table(header);
   for (const SweepCell& cell : summary.cells) {
-    std::vector<std::string> row;
-    for (const std::string& v : cell.values) row.push_back(markdown_cell(v));
+    std::vector<std::string> row = cell.values;
     row.push_back(std::to_string(cell.finished) + "/" + std::to_string(cell.runs.size()));
-    for (const std::string& m : summary.metrics) {
+    for (const std::string& m : shown) {
       const auto it = cell.metrics.find(m);
       if (it == cell.metrics.end() || it->second.n == 0) {
         row.push_back("-");
         continue;
       }
       const MetricStats& s = it->second;
+      // "mean ± std"; no "± 0" (every seed gave the same value), and "(n)" only when fewer runs
+      // than the runs column counts have this metric.
       std::string text = readable_number(s.mean, 4);
-      if (s.n >= 2) text += " ± " + readable_number(s.std, 2);
-      row.push_back(text + " (" + std::to_string(s.n) + ")");
+      if (s.n >= 2 && s.std != 0) text += " ± " + readable_number(s.std, 2);
+      if (s.n != cell.finished) text += " (" + std::to_string(s.n) + ")";
+      row.push_back(text);
     }
-    out += "| " + join(row, " | ") + " |\n";
+    table.add_row(row);
   }
+  out += table.markdown();
+  if (!same.empty()) out += "\nThe same in every run: " + join(same, ", ") + ".\n";
   out += "\n";
   if (summary.unfinished.empty()) {
     out += "All " + std::to_string(summary.total_runs) + " runs finished.\n";
@@ -262,6 +294,21 @@ std::string summary_chart(const SweepSummary& summary, const std::string& x_key,
     options.x_label += " (" + join(named, ", ") + ")";
   }
   options.y_label = metric;
+  // Head counts (or any numeric key whose values are powers of two spanning a factor >= 4) on a
+  // log2 axis: 1, 2, 4, 8, 16 evenly spaced, no empty tick at 3.
+  if (numeric) {
+    double lo = 0, hi = 0;
+    bool powers_of_two = !x_axis.values.empty();
+    for (const std::string& v : x_axis.values) {
+      const double x = to_number(v);
+      int e = 0;
+      powers_of_two = powers_of_two && x > 0 && std::frexp(x, &e) == 0.5;
+      lo = lo == 0 ? x : std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    options.log2_x = powers_of_two && hi >= 4 * lo;
+  }
+  options.series_offset = series.size() > 1 ? 5 : 0;  // points of several series at one x side by side
   return svg_line_chart(series, options);
 }
 
@@ -269,7 +316,7 @@ void write_sweep_outputs(const fs::path& out_dir, const SweepSummary& summary, c
                          const std::string& metric) {
   fs::create_directories(out_dir);
   write_text_file(out_dir / "summary.csv", summary_csv(summary));
-  write_text_file(out_dir / "summary.md", summary_markdown(summary));
+  write_text_file(out_dir / "summary.md", summary_markdown(summary, metric));
   write_text_file(out_dir / "chart.svg", summary_chart(summary, x_key, metric));
 }
 

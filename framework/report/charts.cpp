@@ -158,6 +158,21 @@ Axis log_axis(double dmin, double dmax) {
   return axis;
 }
 
+// A log2 axis (head counts) from dmin to dmax (both > 0) with ticks at the powers of two
+// between them only: 1, 2, 4, 8, 16, never an empty tick at 3. Equal ends: half and twice the value.
+Axis log2_axis(double dmin, double dmax) {
+  if (!(dmin < dmax)) dmin /= 2, dmax *= 2;
+  Axis axis;
+  axis.log = true;
+  axis.lo = std::log10(dmin);
+  axis.hi = std::log10(dmax);
+  for (int e = static_cast<int>(std::ceil(std::log2(dmin) - 1e-9)); std::ldexp(1.0, e) <= dmax * (1 + 1e-9); ++e) {
+    axis.ticks.push_back(std::ldexp(1.0, e));
+    axis.labels.push_back(format("%g", std::ldexp(1.0, e)));
+  }
+  return axis;
+}
+
 // Ten colours that are easy to tell apart (matplotlib's "tab10").
 const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
@@ -166,9 +181,12 @@ const char* const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#94
 
 namespace {
 
-// Points with a NaN or infinite x or y (or y <= 0 on a log axis) cannot be drawn.
-bool drawable(const ChartSeries& s, std::size_t i, bool log_y) {
-  return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!log_y || s.y[i] > 0);
+// Points with a NaN or infinite x or y (or a value <= 0 on a log axis) cannot be drawn.
+bool drawable(const ChartSeries& s, std::size_t i, bool log_y, bool log_x) {
+  return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!log_y || s.y[i] > 0) && (!log_x || s.x[i] > 0);
+}
+bool in_band(const ChartSeries& s, std::size_t i) {  // the band has both finite ends at point i
+  return !s.band_low.empty() && std::isfinite(s.band_low[i]) && std::isfinite(s.band_high[i]);
 }
 double error_of(const ChartSeries& s, std::size_t i) {  // 0 when there is no usable bar
   return !s.error.empty() && std::isfinite(s.error[i]) && s.error[i] > 0 ? s.error[i] : 0.0;
@@ -179,11 +197,15 @@ struct Range {
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
   bool empty() const { return !(xmin <= xmax); }
 };
-Range range_of(const std::vector<ChartSeries>& series, bool log_y) {
+Range range_of(const std::vector<ChartSeries>& series, bool log_y, bool log_x) {
   Range r;
   for (const ChartSeries& s : series)
     for (std::size_t i = 0; i < s.x.size(); ++i) {
-      if (!drawable(s, i, log_y)) continue;
+      if (!drawable(s, i, log_y, log_x)) continue;
+      if (in_band(s, i) && (!log_y || s.band_low[i] > 0)) {
+        r.ymin = std::min(r.ymin, s.band_low[i]);
+        r.ymax = std::max(r.ymax, s.band_high[i]);
+      }
       const double e = error_of(s, i);
       r.xmin = std::min(r.xmin, s.x[i]);
       r.xmax = std::max(r.xmax, s.x[i]);
@@ -200,21 +222,73 @@ struct PlotArea {
 };
 
 // One panel: grid lines, tick labels, frame, axis labels, the series (error bars, line, dots), the
-// legend in the top-right corner. The x axis is given (shared by the panels of a figure).
+// legend in the corner where it hides the least. The x axis is given (shared by the panels of a figure).
 void draw_panel(std::ostringstream& svg, const ChartPanel& panel, const Axis& xaxis, const PlotArea& area,
-                const std::string& x_label, double x_label_y, std::size_t markers_up_to) {
-  Range range = range_of(panel.series, panel.log_y);
+                const std::string& x_label, double x_label_y, const ChartOptions& options) {
+  const bool log_x = options.log2_x;
+  Range range = range_of(panel.series, panel.log_y, log_x);
   const bool no_data = range.empty();
   if (!no_data && !panel.log_y)
     for (double v : panel.y_includes)
       if (std::isfinite(v)) range.ymin = std::min(range.ymin, v), range.ymax = std::max(range.ymax, v);
-  const Axis yaxis = no_data ? (panel.log_y ? log_axis(1, 10) : linear_axis(0, 1))
-                     : panel.log_y ? log_axis(range.ymin, range.ymax)
-                                   : linear_axis(range.ymin, range.ymax);
+  Axis yaxis = no_data ? (panel.log_y ? log_axis(1, 10) : linear_axis(0, 1))
+               : panel.log_y ? log_axis(range.ymin, range.ymax)
+                             : linear_axis(range.ymin, range.ymax);
   // Plain copies, not a structured binding: lambdas may not capture those before C++20 (clang 14).
   const double left = area.left, right = area.right, top = area.top, bottom = area.bottom;
-  auto X = [&](double v) { return left + xaxis.fraction(v) * (right - left); };
-  auto Y = [&](double v) { return bottom - yaxis.fraction(v) * (bottom - top); };
+  // The axes' ends sit `inset` pixels inside the frame: a point at an end, its dot and its error
+  // bar's caps are drawn whole, not cut in half by the frame.
+  const double inset_x = 12, inset_y = 8;
+  auto X = [&](double v) { return left + inset_x + xaxis.fraction(v) * (right - left - 2 * inset_x); };
+  auto Y = [&](double v) { return bottom - inset_y - yaxis.fraction(v) * (bottom - top - 2 * inset_y); };
+
+  // The legend: a box in the corner whose box covers the fewest drawn points, segment midpoints,
+  // error bar ends and band corners (top right on a tie). When every corner hides some, a linear
+  // y axis is stretched upwards by the box's height, so that the top corners are free.
+  std::vector<std::size_t> named;
+  std::size_t longest = 0;
+  for (std::size_t k = 0; k < panel.series.size(); ++k) {
+    if (panel.series[k].name.empty()) continue;
+    named.push_back(k);
+    longest = std::max(longest, display_length(panel.series[k].name));
+  }
+  const double box_w = 44 + 7.0 * static_cast<double>(longest), box_h = 8 + 18.0 * static_cast<double>(named.size());
+  const double corners[4][2] = {{right - box_w - 8, top + 8},
+                                {left + 8, top + 8},
+                                {right - box_w - 8, bottom - box_h - 8},
+                                {left + 8, bottom - box_h - 8}};
+  auto hidden_at = [&](std::size_t c) {
+    const double cx = corners[c][0], cy = corners[c][1];
+    auto inside = [&](double x, double y) {
+      return x >= cx - 4 && x <= cx + box_w + 4 && y >= cy - 4 && y <= cy + box_h + 4;
+    };
+    std::size_t hidden = 0;
+    for (const ChartSeries& s : panel.series)
+      for (std::size_t i = 0; i < s.x.size(); ++i) {
+        if (!drawable(s, i, panel.log_y, log_x)) continue;
+        const double x = X(s.x[i]), e = error_of(s, i);
+        hidden += inside(x, Y(s.y[i]));
+        if (i + 1 < s.x.size() && drawable(s, i + 1, panel.log_y, log_x))
+          hidden += inside((x + X(s.x[i + 1])) / 2, (Y(s.y[i]) + Y(s.y[i + 1])) / 2);
+        if (e > 0) hidden += inside(x, Y(s.y[i] + e)) + (!panel.log_y || s.y[i] - e > 0 ? inside(x, Y(s.y[i] - e)) : 0);
+        if (in_band(s, i) && (!panel.log_y || s.band_low[i] > 0))
+          hidden += inside(x, Y(s.band_high[i])) + inside(x, Y(s.band_low[i]));
+      }
+    return hidden;
+  };
+  auto best_corner = [&]() {
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < 4; ++c)
+      if (hidden_at(c) < hidden_at(best)) best = c;
+    return best;
+  };
+  std::size_t legend_corner = named.empty() ? 0 : best_corner();
+  const double plot_h = bottom - top - 2 * inset_y, legend_room = box_h + 16;
+  if (!named.empty() && !no_data && !panel.log_y && hidden_at(legend_corner) > 0 && legend_room < plot_h / 2) {
+    range.ymax += (range.ymax - range.ymin) * legend_room / (plot_h - legend_room);
+    yaxis = linear_axis(range.ymin, range.ymax);
+    legend_corner = best_corner();
+  }
 
   svg << "<g stroke=\"#e5e5e5\">\n";
   for (double t : xaxis.ticks)
@@ -240,21 +314,36 @@ void draw_panel(std::ostringstream& svg, const ChartPanel& panel, const Axis& xa
     svg << "<text transform=\"translate(16 " << px((top + bottom) / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
         << xml_escape(panel.y_label) << "</text>\n";
 
+  const double n_series = static_cast<double>(panel.series.size());
   for (std::size_t k = 0; k < panel.series.size(); ++k) {
     const ChartSeries& s = panel.series[k];
     const std::string colour = kPalette[k % 10];
     const std::string dash = k >= 10 ? " stroke-dasharray=\"6 3\"" : "";  // after ten colours, dashed lines
+    const double shift = (static_cast<double>(k) - (n_series - 1) / 2) * options.series_offset;
+    auto SX = [&](double v) { return X(v) + shift; };
     std::vector<std::size_t> points;
     for (std::size_t i = 0; i < s.x.size(); ++i)
-      if (drawable(s, i, panel.log_y)) points.push_back(i);
+      if (drawable(s, i, panel.log_y, log_x)) points.push_back(i);
     svg << "<g>\n";
+    // The band: along the upper ends left to right, back along the lower ends.
+    std::vector<std::size_t> banded;
+    for (std::size_t i : points)
+      if (in_band(s, i) && (!panel.log_y || s.band_low[i] > 0)) banded.push_back(i);
+    if (banded.size() >= 2) {
+      svg << "<path class=\"band\" d=\"";
+      for (std::size_t n = 0; n < banded.size(); ++n)
+        svg << (n ? "L" : "M") << px(SX(s.x[banded[n]])) << ' ' << px(Y(s.band_high[banded[n]]));
+      for (std::size_t n = banded.size(); n-- > 0;)
+        svg << 'L' << px(SX(s.x[banded[n]])) << ' ' << px(Y(s.band_low[banded[n]]));
+      svg << "Z\" fill=\"" << colour << "\" fill-opacity=\"0.18\" stroke=\"none\"/>\n";
+    }
     std::string bars;
     for (std::size_t i : points) {
       const double e = error_of(s, i);
       if (e == 0) continue;
       const double lo = panel.log_y && s.y[i] - e <= 0 ? bottom : Y(s.y[i] - e);
       const double hi = Y(s.y[i] + e);
-      const double x = X(s.x[i]);
+      const double x = SX(s.x[i]);
       // A vertical stroke with a short cap at each end.
       bars += "M" + px(x) + " " + px(lo) + "V" + px(hi) + "M" + px(x - 3) + " " + px(hi) + "H" + px(x + 3) + "M" +
               px(x - 3) + " " + px(lo) + "H" + px(x + 3);
@@ -265,26 +354,18 @@ void draw_panel(std::ostringstream& svg, const ChartPanel& panel, const Axis& xa
     if (points.size() >= 2) {
       svg << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.8\"" << dash << " points=\"";
       for (std::size_t n = 0; n < points.size(); ++n)
-        svg << (n ? " " : "") << px(X(s.x[points[n]])) << ',' << px(Y(s.y[points[n]]));
+        svg << (n ? " " : "") << px(SX(s.x[points[n]])) << ',' << px(Y(s.y[points[n]]));
       svg << "\"/>\n";
     }
-    if (points.size() == 1 || (points.size() <= markers_up_to))
+    if (points.size() == 1 || (points.size() <= options.markers_up_to))
       for (std::size_t i : points)
-        svg << "<circle cx=\"" << px(X(s.x[i])) << "\" cy=\"" << px(Y(s.y[i])) << "\" r=\"2.5\" fill=\"" << colour
+        svg << "<circle cx=\"" << px(SX(s.x[i])) << "\" cy=\"" << px(Y(s.y[i])) << "\" r=\"2.5\" fill=\"" << colour
             << "\"/>\n";
     svg << "</g>\n";
   }
 
-  std::vector<std::size_t> named;
-  std::size_t longest = 0;
-  for (std::size_t k = 0; k < panel.series.size(); ++k) {
-    if (panel.series[k].name.empty()) continue;
-    named.push_back(k);
-    longest = std::max(longest, display_length(panel.series[k].name));
-  }
   if (!named.empty()) {
-    const double box_w = 44 + 7.0 * static_cast<double>(longest), box_h = 8 + 18.0 * static_cast<double>(named.size());
-    const double bx = right - box_w - 8, by = top + 8;
+    const double bx = corners[legend_corner][0], by = corners[legend_corner][1];
     svg << "<g class=\"legend\">\n<rect x=\"" << px(bx) << "\" y=\"" << px(by) << "\" width=\"" << px(box_w)
         << "\" height=\"" << px(box_h) << "\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n";
     for (std::size_t n = 0; n < named.size(); ++n) {
@@ -317,17 +398,22 @@ std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartO
       if (!s.error.empty() && s.error.size() != s.y.size())
         throw ValueError("svg_line_chart: series '" + s.name + "' has " + std::to_string(s.error.size()) +
                          " error values for " + std::to_string(s.y.size()) + " points");
+      if ((!s.band_low.empty() || !s.band_high.empty()) &&
+          (s.band_low.size() != s.y.size() || s.band_high.size() != s.y.size()))
+        throw ValueError("svg_line_chart: series '" + s.name + "' has a band of " +
+                         std::to_string(s.band_low.size()) + " low and " + std::to_string(s.band_high.size()) +
+                         " high values for " + std::to_string(s.y.size()) + " points");
     }
 
   // The x axis all panels share: the range of every drawable point.
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
   for (const ChartPanel& panel : panels) {
-    const Range r = range_of(panel.series, panel.log_y);
+    const Range r = range_of(panel.series, panel.log_y, options.log2_x);
     xmin = std::min(xmin, r.xmin);
     xmax = std::max(xmax, r.xmax);
   }
   if (!(xmin <= xmax)) xmin = 0, xmax = 1;
-  const Axis xaxis = linear_axis(xmin, xmax);
+  const Axis xaxis = options.log2_x ? (xmin > 0 ? log2_axis(xmin, xmax) : log2_axis(1, 2)) : linear_axis(xmin, xmax);
 
   // Layout: panel p fills rows [p H, (p + 1) H) of the figure; the title sits above the first, the
   // x label under the last.
@@ -341,12 +427,13 @@ std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartO
     for (std::size_t k = 0; k < panels[p].series.size(); ++k) {
       const ChartSeries& s = panels[p].series[k];
       std::size_t skipped = 0;
-      for (std::size_t i = 0; i < s.x.size(); ++i) skipped += !drawable(s, i, panels[p].log_y);
+      for (std::size_t i = 0; i < s.x.size(); ++i) skipped += !drawable(s, i, panels[p].log_y, options.log2_x);
       if (skipped == 0) continue;
       const std::string which = (n > 1 ? "panel " + std::to_string(p) + " " : "") + "series " + std::to_string(k);
       svg << "<!-- " << comment_safe(which + " \"" + xml_escape(s.name) + "\": " + std::to_string(skipped) + " of " +
                                      std::to_string(s.x.size()) + " points skipped (NaN or infinite" +
-                                     (panels[p].log_y ? ", or y <= 0 on the log axis)" : ")"))
+                                     (panels[p].log_y ? ", or y <= 0 on the log axis" : "") +
+                                     (options.log2_x ? ", or x <= 0 on the log2 axis)" : ")"))
           << " -->\n";
     }
   svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
@@ -358,7 +445,7 @@ std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartO
     const bool first = p == 0, last = p + 1 == n;
     const PlotArea area{70, W - 20, slot_top + (first && !options.title.empty() ? 40 : 20),
                         slot_bottom - (last && !options.x_label.empty() ? 55 : 35)};
-    draw_panel(svg, panels[p], xaxis, area, last ? options.x_label : "", slot_bottom - 12, options.markers_up_to);
+    draw_panel(svg, panels[p], xaxis, area, last ? options.x_label : "", slot_bottom - 12, options);
   }
   svg << "</svg>\n";
   return svg.str();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "headlab/core/errors.hpp"
 #include "text_format.hpp"
@@ -103,8 +104,13 @@ std::string cell_text(double v) {
   return s;
 }
 
-// A value in a tooltip or on a colour bar: 4 significant digits.
+// A value in a tooltip: 4 significant digits.
 std::string value_text(double v) { return std::isnan(v) ? "NaN" : format("%.4g", v); }
+// A tick of a colour bar: 3 significant digits, "0" rather than "-0".
+std::string tick_text(double v) {
+  const std::string s = format("%.3g", v);
+  return s == "-0" ? "0" : s;
+}
 
 }  // namespace
 
@@ -174,13 +180,22 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
   const double left = 10 + (options.y_label.empty() ? 0 : 22) + static_cast<double>(longest(row_text)) * char_w + 8;
   const double top = options.title.empty() ? 14 : 40;
   const double grid_bottom = top + grid_h, grid_right = left + grid_w;
-  const double bar_x = grid_right + 18, bar_w = 14, bar_h = std::max(grid_h, 100.0);
-  const std::string hi_text = value_text(hi), lo_text = value_text(lo);
-  const double bar_label_w = static_cast<double>(std::max(display_length(hi_text), display_length(lo_text))) * char_w;
+  const double bar_x = grid_right + 18, bar_w = 18, bar_h = std::max(grid_h, 140.0);
+  const std::string hi_text = tick_text(hi), lo_text = tick_text(lo), mid_text = tick_text((lo + hi) / 2);
+  const double bar_label_w =
+      static_cast<double>(std::max({display_length(hi_text), display_length(lo_text), display_length(mid_text)})) *
+          char_w +
+      (options.scale_label.empty() ? 0 : 22);
   const double title_w = static_cast<double>(display_length(options.title)) * 8.5 + 20;
-  const double W = std::ceil(std::max(bar_x + bar_w + 6 + bar_label_w + 10, title_w));
+  const double content_w = bar_x + bar_w + 6 + bar_label_w + 10;
+  const double W = std::ceil(std::max(content_w, title_w));
+  const double shift = std::floor((W - content_w) / 2);  // a title wider than the rest: the rest centred under it
   const double labels_bottom = grid_bottom + col_label_h + (options.x_label.empty() ? 0 : 22);
-  const double H = std::ceil(std::max(labels_bottom, top + bar_h) + 12);
+  // The rotated y label is centred on the grid, or starts at its top when it is longer than the
+  // grid is tall (two rows): it never reaches up into the title.
+  const double y_label_len = static_cast<double>(display_length(options.y_label)) * char_w;
+  const double y_label_mid = top + std::max(grid_h, y_label_len) / 2;
+  const double H = std::ceil(std::max({labels_bottom, top + bar_h + 8, top + y_label_len}) + 12);
 
   std::ostringstream svg;
   const long long w_px = static_cast<long long>(W), h_px = static_cast<long long>(H);
@@ -195,6 +210,7 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
         << xml_escape(options.title) << "</text>\n";
 
   // 4. The cells, with a white line between them and a tooltip each, then a frame.
+  if (shift > 0) svg << "<g transform=\"translate(" << px(shift) << " 0)\">\n";
   svg << "<g class=\"grid\" stroke=\"white\" stroke-width=\"1\">\n";
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
@@ -247,16 +263,24 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
     svg << "<text x=\"" << px(left + grid_w / 2) << "\" y=\"" << px(grid_bottom + col_label_h + 16)
         << "\" text-anchor=\"middle\">" << xml_escape(options.x_label) << "</text>\n";
   if (!options.y_label.empty())
-    svg << "<text transform=\"translate(16 " << px(top + grid_h / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
+    svg << "<text transform=\"translate(16 " << px(y_label_mid) << ") rotate(-90)\" text-anchor=\"middle\">"
         << xml_escape(options.y_label) << "</text>\n";
 
-  // 7. The colour bar: low at the bottom, high at the top.
+  // 7. The colour bar: low at the bottom, high at the top, a tick at each end and in the middle.
   svg << "<g class=\"colour-bar\">\n<rect x=\"" << px(bar_x) << "\" y=\"" << px(top) << "\" width=\"" << px(bar_w)
       << "\" height=\"" << px(bar_h) << "\" fill=\"url(#hl-scale-v)\" stroke=\"#999\"/>\n";
-  svg << "<text x=\"" << px(bar_x + bar_w + 5) << "\" y=\"" << px(top + 6) << "\" dy=\"0.35em\" fill=\"#333\">"
-      << hi_text << "</text>\n";
-  svg << "<text x=\"" << px(bar_x + bar_w + 5) << "\" y=\"" << px(top + bar_h - 6) << "\" dy=\"0.35em\" fill=\"#333\">"
-      << lo_text << "</text>\n</g>\n";
+  const std::pair<double, const std::string*> ticks[] = {{top, &hi_text}, {top + bar_h / 2, &mid_text}, {top + bar_h, &lo_text}};
+  double tick_right = bar_x + bar_w + 5;
+  for (const auto& [y, text] : ticks) {
+    svg << "<path d=\"M" << px(bar_x + bar_w) << ' ' << px(y) << "h4\" stroke=\"#333\"/>\n<text class=\"scale-tick\" x=\""
+        << px(bar_x + bar_w + 6) << "\" y=\"" << px(y) << "\" dy=\"0.35em\" fill=\"#333\">" << *text << "</text>\n";
+    tick_right = std::max(tick_right, bar_x + bar_w + 6 + static_cast<double>(display_length(*text)) * char_w);
+  }
+  if (!options.scale_label.empty())
+    svg << "<text transform=\"translate(" << px(tick_right + 12) << ' ' << px(top + bar_h / 2)
+        << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#333\">" << xml_escape(options.scale_label) << "</text>\n";
+  svg << "</g>\n";
+  if (shift > 0) svg << "</g>\n";
   svg << "</svg>\n";
   return svg.str();
 }
@@ -316,6 +340,8 @@ std::string svg_attention_grid(const std::vector<std::vector<AttentionPanel>>& p
   const double C = options.cell;
   const double font = std::min(10.0, C * 0.85), char_w = 0.6 * font;
   const double title_h = 18, gap_x = 24, gap_y = 14, margin = 12;
+  const double axis_title_w = options.query_title.empty() ? 0 : 14;  // "query", rotated, left of the labels
+  const double axis_title_h = options.key_title.empty() ? 0 : 14;    // "key", under the labels
   std::vector<std::vector<PanelLayout>> layout(panels.size());
   std::vector<double> col_w, row_h(panels.size(), 0), heading_h(panels.size(), 0);
   for (std::size_t r = 0; r < panels.size(); ++r) {
@@ -327,8 +353,8 @@ std::string svg_attention_grid(const std::vector<std::vector<AttentionPanel>>& p
       L.key_tips = labels_or_indices(p.key_labels, p.weights[0].size());
       for (const auto& s : L.query_tips) L.queries.push_back(shorten(s, 8));
       for (const auto& s : L.key_tips) L.keys.push_back(shorten(s, 8));
-      L.query_w = std::round(static_cast<double>(longest(L.queries)) * char_w + 6);
-      L.key_h = std::round(static_cast<double>(longest(L.keys)) * char_w + 8);
+      L.query_w = std::round(static_cast<double>(longest(L.queries)) * char_w + 6 + axis_title_w);
+      L.key_h = std::round(static_cast<double>(longest(L.keys)) * char_w + 8 + axis_title_h);
       L.grid_w = C * static_cast<double>(p.weights[0].size());
       L.grid_h = C * static_cast<double>(p.weights.size());
       // The title is centred over the grid; if it is wider, the box grows on both sides.
@@ -342,12 +368,12 @@ std::string svg_attention_grid(const std::vector<std::vector<AttentionPanel>>& p
       layout[r].push_back(std::move(L));
     }
   }
-  const double header_h = options.title.empty() ? 34 : 44;
+  const double header_h = 48;  // the title and the colour bar with its ticks
   double content_w = 0;
   for (double w : col_w) content_w += w + gap_x;
   content_w -= gap_x;
   double W = margin + content_w + margin;
-  W = std::max(W, static_cast<double>(display_length(options.title)) * 8.5 + 150);  // the title and the colour bar
+  W = std::max(W, static_cast<double>(display_length(options.title)) * 8.5 + 250);  // the title and the colour bar
   for (const auto& t : options.row_titles) W = std::max(W, static_cast<double>(display_length(t)) * 8 + 2 * margin);
   W = std::ceil(W);
   double H = header_h;
@@ -364,14 +390,17 @@ std::string svg_attention_grid(const std::vector<std::vector<AttentionPanel>>& p
   svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!options.title.empty())
     svg << "<text x=\"" << px(margin) << "\" y=\"26\" font-size=\"15\">" << xml_escape(options.title) << "</text>\n";
-  // The colour bar, top right: "0 [white -> dark blue] 1".
+  // The colour bar, top right: "attention weight [white -> dark blue]" with ticks 0, 0.5, 1 under it.
   {
-    const double bar_w = 80, bar_h = 10, bx = W - margin - 10 - bar_w, by = header_h / 2 - bar_h / 2 - 2;
-    svg << "<g class=\"colour-bar\" font-size=\"10\" fill=\"#333\">\n<rect x=\"" << px(bx) << "\" y=\"" << px(by)
-        << "\" width=\"" << px(bar_w) << "\" height=\"" << px(bar_h)
-        << "\" fill=\"url(#hl-scale-h)\" stroke=\"#999\"/>\n<text x=\"" << px(bx - 4) << "\" y=\""
-        << px(by + bar_h / 2) << "\" dy=\"0.35em\" text-anchor=\"end\">0</text>\n<text x=\"" << px(bx + bar_w + 4)
-        << "\" y=\"" << px(by + bar_h / 2) << "\" dy=\"0.35em\">1</text>\n</g>\n";
+    const double bar_w = 120, bar_h = 12, bx = W - margin - 8 - bar_w, by = 14;
+    svg << "<g class=\"colour-bar\" font-size=\"10\" fill=\"#333\">\n<text x=\"" << px(bx - 6) << "\" y=\""
+        << px(by + bar_h / 2) << "\" dy=\"0.35em\" text-anchor=\"end\">attention weight</text>\n<rect x=\"" << px(bx)
+        << "\" y=\"" << px(by) << "\" width=\"" << px(bar_w) << "\" height=\"" << px(bar_h)
+        << "\" fill=\"url(#hl-scale-h)\" stroke=\"#999\"/>\n";
+    for (const auto& [at, text] : {std::pair<double, const char*>{0, "0"}, {0.5, "0.5"}, {1, "1"}})
+      svg << "<path d=\"M" << px(bx + at * bar_w) << ' ' << px(by + bar_h) << "v3\" stroke=\"#333\"/>\n<text class=\"scale-tick\" x=\""
+          << px(bx + at * bar_w) << "\" y=\"" << px(by + bar_h + 12) << "\" text-anchor=\"middle\">" << text << "</text>\n";
+    svg << "</g>\n";
   }
 
   // 3. The panels, row by row.
@@ -412,6 +441,15 @@ std::string svg_attention_grid(const std::vector<std::vector<AttentionPanel>>& p
         svg << "<text transform=\"translate(" << px(gx + C * (static_cast<double>(j) + 0.5)) << ' '
             << px(gy + L.grid_h + 4) << ") rotate(-90)\" dy=\"0.35em\" text-anchor=\"end\">" << xml_escape(L.keys[j])
             << "</text>\n";
+      svg << "</g>\n";
+      // The axis titles: queries are the rows, keys the columns.
+      svg << "<g class=\"axis-title\" font-size=\"" << px(font) << "\" fill=\"#555\" font-style=\"italic\">\n";
+      if (!options.query_title.empty())
+        svg << "<text transform=\"translate(" << px(gx - L.query_w + 9) << ' ' << px(gy + L.grid_h / 2)
+            << ") rotate(-90)\" text-anchor=\"middle\">" << xml_escape(options.query_title) << "</text>\n";
+      if (!options.key_title.empty())
+        svg << "<text x=\"" << px(gx + L.grid_w / 2) << "\" y=\"" << px(gy + L.grid_h + L.key_h - 2)
+            << "\" text-anchor=\"middle\">" << xml_escape(options.key_title) << "</text>\n";
       svg << "</g>\n</g>\n";
       x += col_w[c] + gap_x;
     }

@@ -36,7 +36,8 @@ add_test(NAME cli.ablate_rerun_skips_finished
 set_tests_properties(cli.ablate_rerun_skips_finished PROPERTIES PASS_REGULAR_EXPRESSION "skipping 4 finished runs.*0 to run"
                      FIXTURES_REQUIRED ablate_sweep)
 add_test(NAME cli.ablate_collect COMMAND headlab_cli ablate --out ${ABLATE_DIR}/sweep --collect --metric valid_accuracy)
-set_tests_properties(cli.ablate_collect PROPERTIES PASS_REGULAR_EXPRESSION "\\| heads \\| runs \\| valid_loss.*All 4 runs finished"
+# --metric first in the table; the metrics every run shares (parameters, at a fixed d_model) under it.
+set_tests_properties(cli.ablate_collect PROPERTIES PASS_REGULAR_EXPRESSION "\\| heads \\| runs \\| valid_accuracy \\| valid_loss .*The same in every run: parameters = [0-9]+.*All 4 runs finished"
                      FIXTURES_REQUIRED ablate_sweep)
 # A different grid in the same directory is refused instead of mixing the results.
 ablate_expect(cli.ablate_different_sweep_exits_2 2 "holds a different sweep \\(the grid differs: heads=1,2 there, heads=1,2,4 here\\)"

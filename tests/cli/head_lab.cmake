@@ -22,6 +22,13 @@ add_test(NAME cli.heads_induction
                         test -s ${LAB}/induction_heads/heatmap_induction.svg && echo FILES-OK" ${HL})
 set_tests_properties(cli.heads_induction PROPERTIES
                      PASS_REGULAR_EXPRESSION "layers.1.self_attn +1 .*FILES-OK" FIXTURES_REQUIRED lab_induction)
+# The pictures read as a reader needs them (tests/cli/check_pictures.sh): axis titles, <s> as text,
+# role scores on the panels, entropy on 0..ln 13 (the probe: <s> and a block of 6 twice), the
+# scores on 0..1, no path in the titles.
+add_test(NAME cli.heads_pictures
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_pictures.sh heads ${LAB}/induction_heads 13)
+set_tests_properties(cli.heads_pictures PROPERTIES PASS_REGULAR_EXPRESSION "PICTURES-OK" DEPENDS cli.heads_induction
+                     FIXTURES_REQUIRED lab_induction)
 add_test(NAME cli.heads_copy_with_input
          COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/copy/checkpoint.safetensors --input '1 4 2 9' --overwrite &&
                         test -s ${LAB}/copy/heads/attention_maps.svg &&
@@ -37,15 +44,23 @@ set_tests_properties(cli.heads_translate_sentence PROPERTIES
 # prune: both curves from no head to every head, and the files.
 add_test(NAME cli.prune_induction
          COMMAND sh -c "\"$0\" prune --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --out ${LAB}/prune --overwrite &&
-                        test -s ${LAB}/prune/prune.svg && test -s ${LAB}/prune/importance.svg && grep -c '^random,' ${LAB}/prune/prune.csv" ${HL})
-# 4 heads at 10% a step: 0, 1, 2, 3, 4 pruned -> 5 random rows.
+                        test -s ${LAB}/prune/prune.svg && test -s ${LAB}/prune/importance.svg && grep -c '^random-1,' ${LAB}/prune/prune.csv &&
+                        sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_pictures.sh prune ${LAB}/prune 5" ${HL})
+# 4 heads at 10% a step: 0, 1, 2, 3, 4 pruned -> 5 rows of each of the 5 random orders (the default).
 set_tests_properties(cli.prune_induction PROPERTIES
-                     PASS_REGULAR_EXPRESSION "repeated-half accuracy.*By importance, [0-9] of 4 heads.*\n5\n$"
+                     PASS_REGULAR_EXPRESSION "repeated-half accuracy.*(By importance, [1-9] of 4 heads|By importance, all 4|Pruning even).*\n5\nPICTURES-OK\n$"
                      FIXTURES_REQUIRED lab_induction)
+# --random-orders 2: two orders, a band; the same seed gives the same file.
+add_test(NAME cli.prune_random_orders
+         COMMAND sh -c "\"$0\" prune --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 32 --random-orders 2 --seed 7 --out ${LAB}/prune_orders_a --overwrite > /dev/null &&
+                        \"$0\" prune --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 32 --random-orders 2 --seed 7 --out ${LAB}/prune_orders_b --overwrite > /dev/null &&
+                        cmp ${LAB}/prune_orders_a/prune.csv ${LAB}/prune_orders_b/prune.csv && sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_pictures.sh prune ${LAB}/prune_orders_a 2" ${HL})
+set_tests_properties(cli.prune_random_orders PROPERTIES PASS_REGULAR_EXPRESSION "PICTURES-OK" FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.prune_zero_random_orders_exits_2 2 "--random-orders" ${HL} prune --checkpoint ${LAB}/copy/checkpoint.safetensors --random-orders 0)
 add_test(NAME cli.prune_translate
          COMMAND headlab_cli prune --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors
                  --step 0.5 --out ${LAB}/translate_prune --overwrite)
-set_tests_properties(cli.prune_translate PROPERTIES PASS_REGULAR_EXPRESSION "metric: BLEU.*of 12 heads"
+set_tests_properties(cli.prune_translate PROPERTIES PASS_REGULAR_EXPRESSION "pruning 12 heads of .*metric: BLEU"
                      FIXTURES_REQUIRED toy_translate)
 
 # Bad input.
@@ -56,13 +71,13 @@ expect_exit(cli.heads_bad_input_token_exits_2 2 "'99' is not a token id"
             ${HL} heads --checkpoint ${LAB}/copy/checkpoint.safetensors --input 99)
 expect_exit(cli.prune_zero_step_exits_2 2 "--step" ${HL} prune --checkpoint ${LAB}/copy/checkpoint.safetensors --step 0)
 set_tests_properties(cli.heads_block_too_long_exits_2 cli.heads_bad_input_token_exits_2 cli.prune_zero_step_exits_2
-                     PROPERTIES FIXTURES_REQUIRED lab_copy)
+                     cli.prune_zero_random_orders_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)
 
 # prune on a copy-task checkpoint, and a sweep over the induction task (the third task ablate runs).
 add_test(NAME cli.prune_copy
          COMMAND headlab_cli prune --checkpoint ${LAB}/copy/checkpoint.safetensors --sequences 64 --step 0.5
                  --out ${LAB}/copy_prune --overwrite)
-set_tests_properties(cli.prune_copy PROPERTIES PASS_REGULAR_EXPRESSION "metric: exact match.*of 6 heads"
+set_tests_properties(cli.prune_copy PROPERTIES PASS_REGULAR_EXPRESSION "pruning 6 heads of .*metric: exact match"
                      FIXTURES_REQUIRED lab_copy)
 add_test(NAME cli.ablate_induction
          COMMAND sh -c "rm -rf ${LAB}/sweep && \"$0\" ablate --out ${LAB}/sweep --grid layers=1,2 --seeds 1,2 -j 2 -- --task induction --vocab 16 --length 6 --d-model 16 --heads 2 --steps 20 --eval-sequences 16 &&

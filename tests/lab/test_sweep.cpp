@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -304,6 +305,65 @@ TEST_CASE("sweep: summarize_sweep groups finished runs by grid cell") {
   CHECK(summary.unfinished[1].note == "failed: exit 1");
 }
 
+// Text with every run of spaces made one space.
+std::string squeeze_spaces(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    if (c != ' ' || out.empty() || out.back() != ' ') out += c;
+  return out;
+}
+
+// heads=1,2,4,8 x seeds 1,2: valid_loss falls with heads, valid_accuracy rises, parameters is 5000 in
+// every run (heads at a fixed d_model).
+SweepPlan head_count_sweep(const fs::path& dir) {
+  const SweepPlan plan = plan_sweep(spec_of({"heads=1,2,4,8"}, {1, 2}), dir);
+  for (const SweepRun& run : plan.runs) {
+    const int heads = std::stoi(run.values[0]);
+    std::ostringstream json;
+    json << "{\"valid_loss\": " << 2.0 / heads + run.seed * 0.01 << ", \"valid_accuracy\": " << 0.5 + heads * 0.05
+         << ", \"parameters\": 5000}";
+    write_file(plan.run_dir(run) / "summary.json", json.str());
+  }
+  return plan;
+}
+
+TEST_CASE("sweep: summary.md puts the chosen metric first, drops constant metrics, lines up") {
+  TempDir dir;
+  const SweepSummary summary = summarize_sweep(head_count_sweep(dir.path));
+  const std::string md = summary_markdown(summary, "valid_accuracy");
+  const auto lines = split_lines(md);
+  std::vector<std::string> table;
+  for (const auto& line : lines)
+    if (line.rfind("|", 0) == 0) table.push_back(line);
+  REQUIRE(table.size() == 6);  // header, rule, 4 cells
+  CHECK(squeeze_spaces(table[0]) == "| heads | runs | valid_accuracy | valid_loss |");
+  CHECK(table[0].find("parameters") == std::string::npos);
+  CHECK(md.find("± 0 ") == std::string::npos);
+  CHECK(md.find("The same in every run: parameters = 5000.") != std::string::npos);
+  auto characters = [](const std::string& s) {  // on screen: the UTF-8 bytes that start a character ("±")
+    return std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  };
+  for (const auto& line : table) CHECK(characters(line) == characters(table[1]));
+  // Without a chosen metric the usual order: valid_loss first.
+  CHECK(squeeze_spaces(split_lines(summary_markdown(summary))[2]) == "| heads | runs | valid_loss | valid_accuracy |");
+}
+
+TEST_CASE("sweep: the chart of head counts has a log2 axis with ticks at 1, 2, 4, 8 only") {
+  TempDir dir;
+  const SweepSummary summary = summarize_sweep(head_count_sweep(dir.path));
+  const std::string svg = summary_chart(summary, "heads", "valid_accuracy");  // y ticks 0.5 .. 0.9: no whole numbers
+  // The x tick labels are the centred texts 16 px under the frame; "3", "5", "6" or "7" would be ticks
+  // of a linear axis.
+  for (const char* tick : {">1</text>", ">2</text>", ">4</text>", ">8</text>"}) CHECK(count(svg, tick) == 1);
+  for (const char* tick : {">3</text>", ">5</text>", ">6</text>", ">7</text>"}) CHECK(count(svg, tick) == 0);
+  CHECK(svg.find(">heads</text>") != std::string::npos);  // the axis title
+  // heads=1,2 (a factor 2) stays linear.
+  TempDir two;
+  const SweepPlan plan = plan_sweep(spec_of({"heads=1,2"}, {1}), two.path);
+  for (const SweepRun& run : plan.runs) write_file(plan.run_dir(run) / "summary.json", R"({"valid_loss": 1})");
+  CHECK(count(summary_chart(summarize_sweep(plan), "heads", "valid_loss"), ">1.2</text>") == 1);
+}
+
 TEST_CASE("sweep: summary.csv has the grid keys, n, and mean and std per metric") {
   TempDir dir;
   const SweepSummary summary = summarize_sweep(synthetic_sweep(dir.path));
@@ -337,9 +397,12 @@ TEST_CASE("sweep: summary.md shows mean +- std (n) per metric and names the unfi
   const SweepSummary summary =
       summarize_sweep(synthetic_sweep(dir.path), {{"heads=2,gate=headwise,seed=3", "failed: exit 1"}});
   const std::string md = summary_markdown(summary);
-  CHECK(md.find("| heads | gate | runs | valid_loss | parameters |") != std::string::npos);
-  CHECK(md.find("| 1 | headwise | 3/3 | 1.12 ± 0.01 (3) | 1000 ± 0 (3) |") != std::string::npos);
-  CHECK(md.find("| 1 | none | 2/3 | 1.02 ± 0.014 (2) |") != std::string::npos);
+  // The columns are padded to line up; with the padding squeezed out:
+  const std::string squeezed = squeeze_spaces(md);
+  CHECK(squeezed.find("| heads | gate | runs | valid_loss | parameters |") != std::string::npos);
+  CHECK(squeezed.find("| 1 | headwise | 3/3 | 1.12 ± 0.01 | 1000 |") != std::string::npos);  // no "± 0", no "(3)"
+  CHECK(squeezed.find("| 1 | none | 2/3 | 1.02 ± 0.014 | 1000 |") != std::string::npos);
+  CHECK(md.find("| heads | gate     | runs |") != std::string::npos);
   CHECK(md.find("2 of 12 runs are not finished") != std::string::npos);
   CHECK(md.find("`heads=1,gate=none,seed=2` (started)") != std::string::npos);
   CHECK(md.find("`heads=2,gate=headwise,seed=3` (failed: exit 1)") != std::string::npos);

@@ -27,6 +27,17 @@ inline std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The texts of the <text> elements of an SVG document, in order; with a `marker` other than
+// "<text", of those whose tag holds it (class="scale-tick").
+inline std::vector<std::string> element_texts(const std::string& doc, const std::string& marker = "<text") {
+  std::vector<std::string> out;
+  for (std::size_t p = doc.find(marker); p != std::string::npos; p = doc.find(marker, p + 1)) {
+    const std::size_t a = doc.find('>', p) + 1;
+    out.push_back(doc.substr(a, doc.find("</text>", a) - a));
+  }
+  return out;
+}
+
 // A simple well-formedness check: every <tag> is closed by </tag> in order
 // (or is self-closing <tag/>), comments are skipped, and every '&' starts one
 // of the five XML entities. Returns "" when fine, else what went wrong.

@@ -2,6 +2,8 @@
 // tag-balance parser (no XML library here).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -13,6 +15,7 @@
 
 using namespace headlab;
 using headlab::testing::count;
+using headlab::testing::element_texts;
 using headlab::testing::kInf;
 using headlab::testing::kNaN;
 using headlab::testing::xml_problem;
@@ -220,4 +223,113 @@ TEST_CASE("report: svg panels share one x axis, each with its own y axis, legend
     for (const char* label : {">2</text>", ">3</text>", ">4</text>", ">5</text>"}) CHECK(count(svg2, label) == 1);
   }
   SUBCASE("no panel is a ValueError") { CHECK_THROWS_AS(svg_chart_panels({}, o), ValueError); }
+}
+
+namespace {
+
+// The x tick labels: the texts drawn 16 px under the frame's bottom edge, centred.
+std::vector<std::string> x_tick_labels(const std::string& doc) {
+  std::vector<std::string> out;
+  for (std::size_t p = doc.find("<text"); p != std::string::npos; p = doc.find("<text", p + 1)) {
+    const std::size_t end = doc.find('>', p);
+    const std::string tag = doc.substr(p, end - p);
+    if (tag.find("text-anchor=\"middle\"") == std::string::npos || tag.find(" x=\"") == std::string::npos) continue;
+    const std::size_t a = end + 1;
+    const std::string text = doc.substr(a, doc.find("</text>", a) - a);
+    if (!text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-')) out.push_back(text);
+  }
+  return out;
+}
+
+// The numbers in attribute `name`="..." of every tag that starts with `tag`.
+std::vector<double> attributes(const std::string& doc, const std::string& tag, const std::string& name) {
+  std::vector<double> out;
+  for (std::size_t p = doc.find(tag); p != std::string::npos; p = doc.find(tag, p + 1)) {
+    const std::size_t a = doc.find(" " + name + "=\"", p) + name.size() + 3;
+    out.push_back(std::stod(doc.substr(a, doc.find('"', a) - a)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("report: svg chart axis titles, log2 head axis, padding inside the frame, offsets, bands") {
+  ChartOptions o;  // no title: the texts below are ticks, axis titles and legend names only
+  o.x_label = "heads";
+  o.y_label = "accuracy";
+  SUBCASE("axis titles are drawn") {
+    const std::string svg = svg_line_chart({{"a", {1, 2}, {0.5, 0.7}, {}}}, o);
+    const auto t = element_texts(svg);
+    CHECK(std::count(t.begin(), t.end(), "heads") == 1);
+    CHECK(std::count(t.begin(), t.end(), "accuracy") == 1);
+  }
+  SUBCASE("a log2 x axis has ticks at the powers of two only, evenly spaced") {
+    o.log2_x = true;
+    const std::string svg = svg_line_chart({{"a", {1, 2, 4, 8, 16}, {100, 200, 300, 400, 500}, {}}}, o);
+    CHECK(x_tick_labels(svg) == std::vector<std::string>{"1", "2", "4", "8", "16"});
+    const auto xs = polyline_numbers(svg).at(0);  // x0, y0, x1, y1, ...
+    REQUIRE(xs.size() == 10);
+    for (std::size_t i = 2; i + 2 < xs.size(); i += 2) CHECK(xs[i + 2] - xs[i] == doctest::Approx(xs[2] - xs[0]).epsilon(1e-3));
+    // A linear axis over the same points has ticks that are not powers of two (and an empty one).
+    o.log2_x = false;
+    CHECK(x_tick_labels(svg_line_chart({{"a", {1, 2, 4, 8, 16}, {100, 200, 300, 400, 500}, {}}}, o)) !=
+          std::vector<std::string>{"1", "2", "4", "8", "16"});
+    // A point at x <= 0 cannot sit on the log axis: skipped and said so.
+    o.log2_x = true;
+    CHECK(svg_line_chart({{"a", {0, 1, 2}, {1, 2, 3}, {}}}, o).find("1 of 3 points skipped") != std::string::npos);
+  }
+  SUBCASE("points at the axis ends and their error bars lie inside the frame") {
+    const std::string svg = svg_line_chart({{"a", {0, 10}, {0, 1}, {0.2, 0.2}}}, o);
+    const double fx = attributes(svg, "<rect x=", "x").at(0), fw = attributes(svg, "<rect x=", "width").at(0);
+    const double fy = attributes(svg, "<rect x=", "y").at(0), fh = attributes(svg, "<rect x=", "height").at(0);
+    for (double cx : attributes(svg, "<circle", "cx")) {
+      CHECK(cx - 2.5 > fx);
+      CHECK(cx + 2.5 < fx + fw);
+    }
+    // The caps of the bars (3 px either side of the point) stay inside too.
+    const std::size_t d = svg.find("class=\"error-bars\" d=\"") + 22;
+    std::string path = svg.substr(d, svg.find('"', d) - d);
+    for (char& c : path)
+      if (std::isalpha(static_cast<unsigned char>(c))) c = ' ';
+    std::istringstream in(path);
+    std::vector<double> numbers;
+    for (double v; in >> v;) numbers.push_back(v);
+    // Each bar is "M x lo V hi M x-3 hi H x+3 M x-3 lo H x+3": 9 numbers, x at 0, 3, 5, 6, 8.
+    REQUIRE(numbers.size() == 18);
+    for (std::size_t i = 0; i < numbers.size(); ++i) {
+      const bool is_x = i % 9 == 0 || i % 9 == 3 || i % 9 == 5 || i % 9 == 6 || i % 9 == 8;
+      CHECK(numbers[i] > (is_x ? fx : fy));
+      CHECK(numbers[i] < (is_x ? fx + fw : fy + fh));
+    }
+    for (double cy : attributes(svg, "<circle", "cy")) {
+      CHECK(cy > fy);
+      CHECK(cy < fy + fh);
+    }
+  }
+  SUBCASE("series at the same x are drawn series_offset pixels apart") {
+    o.series_offset = 5;
+    const std::string svg = svg_line_chart({{"a", {1, 2}, {1, 2}, {}}, {"b", {1, 2}, {1, 2}, {}}}, o);
+    const auto cx = attributes(svg, "<circle", "cx");
+    REQUIRE(cx.size() == 4);
+    CHECK(cx[2] - cx[0] == doctest::Approx(5));
+    CHECK(cx[3] - cx[1] == doctest::Approx(5));
+    o.series_offset = 0;
+    const auto same = attributes(svg_line_chart({{"a", {1, 2}, {1, 2}, {}}, {"b", {1, 2}, {1, 2}, {}}}, o), "<circle", "cx");
+    CHECK(same[2] == same[0]);
+  }
+  SUBCASE("a band is one shaded path, and the y axis covers it") {
+    ChartSeries s{"random orders", {0, 0.5, 1}, {0.9, 0.5, 0.1}, {}};
+    s.band_low = {0.8, 0.3, kNaN};
+    s.band_high = {1.0, 0.7, kNaN};
+    const std::string svg = svg_line_chart({s}, o);
+    CHECK(xml_problem(svg) == "");
+    CHECK(count(svg, "class=\"band\"") == 1);
+    const std::size_t d = svg.find("class=\"band\" d=\"M");
+    REQUIRE(d != std::string::npos);
+    CHECK(count(svg.substr(d, svg.find("Z\"", d) - d), "L") == 3);  // 2 points banded: 4 corners
+    const auto t = element_texts(svg);
+    CHECK(std::find(t.begin(), t.end(), "1.0") != t.end());  // the band's top (1.0) is on the y axis
+    s.band_low = {0.1};
+    CHECK_THROWS_AS(svg_line_chart({s}, o), ValueError);
+  }
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 
 using namespace headlab;
 using headlab::testing::count;
+using headlab::testing::element_texts;
 using headlab::testing::kInf;
 using headlab::testing::kNaN;
 using headlab::testing::xml_problem;
@@ -251,8 +253,8 @@ TEST_CASE("report: svg attention grid of self and cross attention") {
   CHECK(count(svg, ">\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xE2\x80\xA6</text>") == 1);
   CHECK(svg.find("<title>the \xE2\x86\x92 catastrophically: 0</title>") != std::string::npos);
   CHECK(svg.find("<title>&lt;s&gt; \xE2\x86\x92 &lt;/s&gt;: 0.25</title>") != std::string::npos);
-  // Key labels rotated under each grid: 3 + 3 + 4.
-  CHECK(count(svg, "rotate(-90)") == 10);
+  // Key labels rotated under each grid: 3 + 3 + 4, and the "query" title of each of the 3 panels.
+  CHECK(count(svg, "rotate(-90)") == 13);
 
   // The fixed scale: 1 is dark blue, 0 white, 0.5 the middle; NaN hatched.
   const auto fills = cell_fills(svg);
@@ -332,4 +334,57 @@ TEST_CASE("report: svg attention grid rejects bad panels naming them and the siz
   options.cell = 1;
   CHECK_THROWS_WITH_AS(svg_attention_grid({{ok}}, options), doctest::Contains("cell must be >= 2 pixels, got 1"),
                        ValueError);
+}
+
+namespace {
+// The texts of the colour bar's ticks, in document order.
+std::vector<std::string> scale_ticks(const std::string& doc) { return element_texts(doc, "class=\"scale-tick\""); }
+}  // namespace
+
+TEST_CASE("report: svg heatmap colour bar: fixed ends, 3 significant digits, a label, a usable size") {
+  HeatmapOptions o;
+  o.title = "attention entropy";
+  o.x_label = "head";
+  o.y_label = "attention module";
+  o.scale_label = "nats (max ln S)";
+  o.vmin = 0.0;
+  o.vmax = std::log(13.0);  // entropy of a uniform row over 13 keys
+  const std::string svg = svg_heatmap({{0.008225, 0.6103}, {1.2, 2.0}}, o);
+  check_document(svg);
+  // The ends are the fixed range, not the data's min and max, with 2-3 significant digits.
+  CHECK(scale_ticks(svg) == std::vector<std::string>{"2.56", "1.28", "0"});
+  CHECK(svg.find(">nats (max ln S)</text>") != std::string::npos);
+  CHECK(svg.find(">head</text>") != std::string::npos);
+  CHECK(svg.find(">attention module</text>") != std::string::npos);
+  // The bar is at least 18 px wide and 140 px tall.
+  const std::size_t bar = svg.find("fill=\"url(#hl-scale-v)\"");
+  const std::size_t rect = svg.rfind("<rect", bar);
+  CHECK(attribute(svg, rect, "width") >= 18);
+  CHECK(attribute(svg, rect, "height") >= 140);
+  // Without fixed ends the data's range, still 3 significant digits.
+  o.vmin.reset();
+  o.vmax.reset();
+  CHECK(scale_ticks(svg_heatmap({{0.00825, 0.6103}}, o)) == std::vector<std::string>{"0.61", "0.309", "0.00825"});
+}
+
+TEST_CASE("report: svg attention grid axis titles, special tokens as text, labelled colour bar") {
+  AttentionPanel p{"head 0: induction 0.91", {{1, 0, 0}, {0.5, 0.5, 0}, {0.2, 0.3, 0.5}}, {"<s>", "7", "</s>"},
+                   {"<s>", "7", "</s>"}};
+  AttentionGridOptions o;
+  o.title = "attention maps: run";
+  const std::string svg = svg_attention_grid({{p, p}}, o);
+  check_document(svg);
+  CHECK(count(svg, ">query</text>") == 2);  // one per panel
+  CHECK(count(svg, ">key</text>") == 2);
+  CHECK(count(svg, ">&lt;s&gt;</text>") == 4);  // a query and a key label per panel
+  CHECK(count(svg, ">&lt;/s&gt;</text>") == 4);
+  CHECK(count(svg, ">head 0: induction 0.91</text>") == 2);
+  CHECK(scale_ticks(svg) == std::vector<std::string>{"0", "0.5", "1"});
+  CHECK(svg.find(">attention weight</text>") != std::string::npos);
+  const std::size_t bar = svg.find("fill=\"url(#hl-scale-h)\"");
+  CHECK(attribute(svg, svg.rfind("<rect", bar), "width") >= 120);
+  check_cells_inside(svg);
+  // The axis titles may be left out.
+  o.query_title = o.key_title = "";
+  CHECK(count(svg_attention_grid({{p}}, o), ">query</text>") == 0);
 }

@@ -192,9 +192,12 @@ SweepSummary summarize_sweep(const SweepPlan& plan, const std::map<std::string, 
 // summary.csv: a header "<grid keys...>,n,<metric>_mean,<metric>_std,..." and one row per cell;
 // numbers round-trip exactly; an empty field where a value is undefined (std with n < 2).
 std::string summary_csv(const SweepSummary& summary);
-// summary.md: a Markdown table, one row per cell, a "mean ± std (n)" column per
-// metric, and a line naming the runs that are not finished (and why, when known).
-std::string summary_markdown(const SweepSummary& summary);
+// summary.md: a Markdown table whose columns line up, one row per cell, a "mean ± std" column per
+// metric (`metric`, the chart's, first; no "± 0" when every seed gave the same value; "(n)" after
+// it when only n of the cell's finished runs have the metric), a line "The same in every run: parameters = 1000."
+// for the metrics with one value and no spread in every cell (left out of the table), and a line
+// naming the runs that are not finished (and why, when known).
+std::string summary_markdown(const SweepSummary& summary, const std::string& metric = "");
 
 // The grid key on the chart's x axis when none is asked for: "heads" if it is a
 // grid key, else the first key whose values are all numbers, else the first key.
@@ -202,7 +205,9 @@ std::string default_x_key(const std::vector<GridAxis>& grid);
 // chart.svg: x = the values of `x_key` (their numbers, or for a key with a
 // value that is not a number, the value's index, named in the x label), one
 // series per combination of the other keys ("gate=headwise"), y = the mean of
-// `metric`, error bars = its std. ValueError if `x_key` is not a grid key.
+// `metric`, error bars = its std, the series 5 pixels apart. A numeric key whose values are
+// powers of two spanning a factor >= 4 (heads=1,2,4,8) gets a log2 x axis with ticks at those
+// powers only. ValueError if `x_key` is not a grid key.
 std::string summary_chart(const SweepSummary& summary, const std::string& x_key, const std::string& metric);
 
 // Writes out_dir/summary.csv, summary.md and chart.svg (IOError if one cannot be written).

@@ -24,6 +24,10 @@ struct ChartSeries {
   std::vector<double> x;
   std::vector<double> y;
   std::vector<double> error;
+  // A shaded band from band_low[i] to band_high[i] around the line (e.g. mean ± sd over random
+  // orders), drawn under it as one <path class="band">; empty: no band, else one entry per point
+  // (a point whose ends are not finite leaves the band out there).
+  std::vector<double> band_low = {}, band_high = {};
 };
 
 struct ChartOptions {
@@ -31,6 +35,12 @@ struct ChartOptions {
   std::string x_label;
   std::string y_label;
   bool log_y = false;  // logarithmic y axis; points with y <= 0 cannot be drawn and are skipped
+  // A log2 x axis (head counts 1, 2, 4, 8, 16) with ticks at the powers of two in the data's range
+  // only; points with x <= 0 cannot be drawn and are skipped.
+  bool log2_x = false;
+  // Series k is drawn shifted right by (k - (n - 1) / 2) x series_offset pixels, so that points
+  // and error bars of several series at the same x do not hide each other (0: no shift).
+  double series_offset = 0;
   int width = 640;     // pixels
   int height = 400;
   // Series with at most this many points get a dot (<circle>) on every point;
@@ -41,7 +51,11 @@ struct ChartOptions {
 // An SVG document (starting "<svg", ending "</svg>\n") drawing each series as a
 // <polyline> in its own colour, with axes, about 5 "nice" ticks per axis
 // (1, 2 or 5 times a power of ten), grid lines, the title, the axis labels and
-// a legend. All text is XML-escaped.
+// a legend. All text is XML-escaped. The axes' ends sit a few pixels inside the
+// frame, so that points on them and their error bars are drawn whole. The legend
+// goes to the corner where it covers the fewest points, bar ends and band corners
+// (top right on a tie); when every corner covers some, a linear y axis is
+// stretched upwards to make room for it.
 // Points with a NaN or infinite x or y (or y <= 0 on a log axis) are skipped,
 // and an XML comment in the document says how many were skipped per series.
 // A single point, or a series whose y values are all equal, gives a sensible

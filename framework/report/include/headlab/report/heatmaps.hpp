@@ -30,6 +30,7 @@ struct HeatmapOptions {
   // The ends of the colour scale. A missing end is the smallest / largest
   // finite value; values beyond an end get the colour of that end.
   std::optional<double> vmin, vmax;
+  std::string scale_label;  // what the colour bar measures ("nats", "weight"), written beside it
   bool annotate = true;  // print each value with 2 decimals in its cell ("n/a" is always printed)
   int cell = 40;         // pixels per cell (a square); at least 4
 };
@@ -39,7 +40,8 @@ struct HeatmapOptions {
 // cells, row 0 at the top, with the row labels on the left, the column labels
 // underneath (rotated -90 degrees when they are wider than a cell), the title,
 // the axis labels and a vertical colour bar on the right labelled with the
-// ends of the scale. All text is XML-escaped.
+// ends and the middle of the scale (3 significant digits, class="scale-tick")
+// and the scale_label. All text is XML-escaped.
 // The <rect> elements are the cells (rows * columns), the background, the
 // frame around the grid and the colour bar.
 // Data whose finite values are all equal (and no vmin / vmax) gets a scale
@@ -61,6 +63,8 @@ struct AttentionPanel {
 struct AttentionGridOptions {
   std::string title;
   std::vector<std::string> row_titles;  // one per row of panels (e.g. "encoder layer 0"), or empty
+  std::string query_title = "query";    // the axis title left of each panel's rows
+  std::string key_title = "key";        // the axis title under each panel's columns
   int cell = 14;                        // pixels per weight (a square); at least 2
 };
 
@@ -71,8 +75,10 @@ struct AttentionGridOptions {
 // left and its key labels underneath, rotated -90 degrees; a label longer
 // than 8 characters is shown as its first 7 and "…" (the tooltip of each
 // cell, "query → key: weight", keeps the full labels). A row title, if
-// given, is a heading above its row; a small colour bar at the top right is
-// labelled 0 and 1. Rows may hold different numbers of panels and panels may
+// given, is a heading above its row; each panel has the axis titles
+// query_title (rotated, left of its rows) and key_title (under its columns);
+// a colour bar at the top right, titled "attention weight", has ticks
+// labelled 0, 0.5 and 1 (class="scale-tick"). Rows may hold different numbers of panels and panels may
 // have different sizes (encoder self-attention next to cross-attention):
 // column c is as wide as the widest panel c of any row. All text is
 // XML-escaped.

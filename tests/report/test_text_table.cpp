@@ -1,0 +1,34 @@
+// report: Markdown tables whose columns line up (headlab/report/text_table.hpp).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/report/text_table.hpp"
+#include "report_checks.hpp"
+
+using namespace headlab;
+using headlab::testing::split_lines;
+
+namespace {
+std::size_t characters(const std::string& s) {  // on screen: UTF-8 bytes that start a character
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("report: text table columns line up, headers apart, '|' escaped") {
+  TextTable t({"heads pruned", "loss (random)", "accuracy (random)"});
+  t.add_row({"0", "0.123 ± 0.010", "0.99 ± 0.01"});
+  t.add_row({"12", "2.5", "a|b"});
+  const auto lines = split_lines(t.markdown());
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "| heads pruned | loss (random) | accuracy (random) |");
+  CHECK(lines[1] == "|--------------|---------------|-------------------|");
+  CHECK(lines[2] == "| 0            | 0.123 ± 0.010 | 0.99 ± 0.01       |");
+  CHECK(lines[3] == "| 12           | 2.5           | a\\|b              |");
+  for (const auto& line : lines) CHECK(characters(line) == characters(lines[0]));
+  CHECK_THROWS_AS(t.add_row({"1"}), ValueError);
+}
