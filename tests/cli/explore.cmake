@@ -50,3 +50,10 @@ expect_exit(cli.explore_lm_unknown_character_exits_2 2 "--input: 'Zebra ✓' hol
             ${HL} explore --checkpoint ${LM_RUN}/checkpoint.safetensors --input "'Zebra ✓'" --out ${EXPLORE}/bad.html --overwrite)
 set_tests_properties(cli.explore_existing_out_exits_2 cli.explore_bad_input_token_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)
 set_tests_properties(cli.explore_lm_unknown_character_exits_2 PROPERTIES FIXTURES_REQUIRED lm_run)
+
+# heads on an lm checkpoint: the probe is made of its characters and fits its window (before: a
+# probe of 33 ids for a model of 16 positions).
+add_test(NAME cli.heads_lm
+         COMMAND headlab_cli heads --checkpoint ${LM_RUN}/checkpoint.safetensors --out ${EXPLORE}/lm_heads --overwrite)
+set_tests_properties(cli.heads_lm PROPERTIES FIXTURES_REQUIRED lm_run
+                     PASS_REGULAR_EXPRESSION "lm task[^\n]*repeated random blocks of 7 tokens.*layers.0.self_attn +1 ")
