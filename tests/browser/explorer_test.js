@@ -14,7 +14,8 @@
 //   3. choosing a head and hovering / clicking a query token colours the keys with that token's row
 //      of the head's attention matrix (data-weight of each key = attention_maps.svg's cell, to the
 //      digits the SVG prints; = the embedded JSON exactly), and a different token gives its own row;
-//   4. the scores table shows heads.csv's scores, and sorts when a header is clicked;
+//   4. the scores table shows heads.csv's scores (the gate mean of a gated model) and
+//      prune/importance.csv's importance, and sorts when a header is clicked;
 //   5. the pruning and training curves are drawn when the run holds them.
 // Exit status 0 when every check passes, 1 otherwise (each failure printed).
 'use strict';
@@ -136,13 +137,35 @@ async function checkPage(browser, c, takeScreenshot) {
   const table = await page.$$eval('#scores tbody tr', (rows) => rows.map((r) => ({
     site: r.querySelector('td[data-key="site"]').textContent, head: Number(r.querySelector('td[data-key="head"]').textContent),
     entropy: Number(r.querySelector('td[data-key="entropy"]').dataset.value),
-    induction: Number(r.querySelector('td[data-key="induction"]').dataset.value) })));
+    induction: Number(r.querySelector('td[data-key="induction"]').dataset.value),
+    gate: r.querySelector('td[data-key="gate_mean"]') && Number(r.querySelector('td[data-key="gate_mean"]').dataset.value),
+    importance: r.querySelector('td[data-key="importance"]') &&
+                Number(r.querySelector('td[data-key="importance"]').dataset.value) })));
   check(table.length === headsCsv.length, `${name}: the table has ${table.length} rows, heads.csv ${headsCsv.length}`);
   for (const row of headsCsv) {
     const t = table.find((r) => r.site === row.site && r.head === Number(row.head));
     if (!check(t !== undefined, `${name}: no table row for ${row.site} head ${row.head}`)) continue;
     check(Math.abs(t.entropy - Number(row.entropy)) < 2e-6 && Math.abs(t.induction - Number(row.induction)) < 2e-6,
           `${name}: ${row.site} head ${row.head}: entropy ${t.entropy} / induction ${t.induction}, heads.csv ${row.entropy} / ${row.induction}`);
+  }
+  // The gate column when the model is gated (heads.csv's gate_mean), the importance when prune ran
+  // (prune/importance.csv's normalised importance).
+  check(data.gated === (config.gate !== undefined && config.gate !== 'none'), `${name}: gated ${data.gated}, config.ini gate=${config.gate}`);
+  if (data.gated) {
+    for (const row of headsCsv) {
+      const t = table.find((r) => r.site === row.site && r.head === Number(row.head));
+      check(t && t.gate !== null && Math.abs(t.gate - Number(row.gate_mean)) < 2e-6,
+            `${name}: ${row.site} head ${row.head}: gate ${t && t.gate}, heads.csv ${row.gate_mean}`);
+    }
+  }
+  if (c.prune) {
+    const importance = readCsv(path.join(path.dirname(c.config), 'prune', 'importance.csv'));
+    check(importance.length === table.length, `${name}: importance.csv has ${importance.length} heads, the table ${table.length}`);
+    for (const row of importance) {
+      const t = table.find((r) => r.site === row.site && r.head === Number(row.head));
+      check(t && t.importance !== null && Math.abs(t.importance - Number(row.importance_normalised)) < 1e-5 * Math.max(1, Math.abs(t.importance)),
+            `${name}: ${row.site} head ${row.head}: importance ${t && t.importance}, importance.csv ${row.importance_normalised}`);
+    }
   }
   const column = async (key) => page.$$eval(`#scores tbody td[data-key="${key}"]`, (tds) => tds.map((td) => Number(td.dataset.value)));
   await page.click('#scores th[data-key="entropy"]');

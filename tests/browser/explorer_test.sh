@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The head explorer's browser test (ctest test browser.explorer, label "browser"):
 #   tests/browser/explorer_test.sh HEADLAB_BINARY WORK_DIR
-# trains four tiny checkpoints (copy with 1 head, translate with 4, induction with 2 and pruning
-# results, lm with 16 heads), writes for each the `headlab heads` output (the independent numbers)
+# trains four tiny checkpoints (copy with 1 head, translate with 4 gated heads, induction with 2 and
+# pruning results, lm with 16 heads), writes for each the `headlab heads` output (the independent numbers)
 # and the explorer page on the same input, then checks the pages in headless Chromium
 # (explorer_test.js) and leaves a screenshot in WORK_DIR/explorer.png.
 # Exit 77 (ctest SKIP_RETURN_CODE) with a "skipped: ..." line when Chromium, node or the npm
@@ -34,7 +34,7 @@ common=(--progress none --overwrite)
 quiet "$headlab" train --task copy --heads 1 --d-model 16 --ff 32 --layers 1 --steps 20 --eval-every 10 \
   --eval-sequences 16 --run-dir "$work/copy" "${common[@]}"
 quiet "$headlab" train --task translate --train "$toy/toy_train.tsv" --valid "$toy/toy_valid.tsv" --d-model 32 \
-  --heads 4 --ff 64 --layers 1 --max-tokens 256 --steps 20 --eval-every 10 --run-dir "$work/translate" "${common[@]}"
+  --heads 4 --gate headwise --ff 64 --layers 1 --max-tokens 256 --steps 20 --eval-every 10 --run-dir "$work/translate" "${common[@]}"
 quiet "$headlab" train --task induction --vocab 16 --length 6 --d-model 32 --heads 2 --layers 2 --steps 40 \
   --eval-every 20 --eval-sequences 32 --run-dir "$work/induction" "${common[@]}"
 quiet "$headlab" prune --checkpoint "$work/induction/checkpoint.safetensors" --sequences 32 --step 0.5 --overwrite
