@@ -29,6 +29,15 @@ function blue(w) {
 }
 // A token as shown: a space as ␣ and a line break as ⏎, so that every token can be seen.
 function visible(text) { return text.replace(/ /g, '\u2423').replace(/\n/g, '\u23ce').replace(/\t/g, '\u21e5'); }
+// Which tokens the queries and keys of a kind of site are: [query side, key side].
+const KIND_SIDES = {
+  'encoder self': ['source', 'source'], 'decoder self': ['target', 'target'], 'cross': ['target', 'source'],
+  'self': ['', ''],
+};
+function sideLabel(word, kind, k) {
+  const side = (KIND_SIDES[kind] || ['', ''])[k];
+  return side ? `${word} (${side})` : word;
+}
 const KIND_TITLES = {
   'encoder self': 'Encoder self-attention (source tokens attend to source tokens)',
   'decoder self': 'Decoder self-attention (target tokens attend to earlier target tokens)',
@@ -85,8 +94,9 @@ function buildGrids() {
     const group = element('div', { class: 'site-group', 'data-kind': kind });
     group.appendChild(element('h3', {}, KIND_TITLES[kind] || kind));
     const first = data.sites.find((s) => s.kind === kind);
-    group.appendChild(tokenLine(kind === 'cross' ? 'queries' : 'tokens', first.queries));
-    if (kind === 'cross') group.appendChild(tokenLine('keys', first.keys));
+    const side = (KIND_SIDES[kind] || ['', ''])[0];
+    group.appendChild(tokenLine(kind === 'cross' ? sideLabel('queries', kind, 0) : side || 'tokens', first.queries));
+    if (kind === 'cross') group.appendChild(tokenLine(sideLabel('keys', kind, 1), first.keys));
     const table = element('table', { class: 'head-grid' });
     const maxHeads = Math.max(...data.sites.filter((s) => s.kind === kind).map((s) => s.heads));
     const header = element('tr', {}, null);
@@ -171,7 +181,7 @@ function buildFocus() {
   // The tokens: queries to choose from, keys coloured by the chosen query's weights.
   const tokens = element('div', { class: 'focus-tokens' });
   const queryLine = element('div', { class: 'token-line', id: 'query-tokens' });
-  queryLine.appendChild(element('span', { class: 'line-label' }, 'query'));
+  queryLine.appendChild(element('span', { class: 'line-label' }, sideLabel('query', site.kind, 0)));
   site.queries.forEach((text, i) => {
     const t = element('span', { class: 'token query-token', 'data-index': i, title: `query ${i}` }, visible(text));
     t.addEventListener('mouseenter', () => showQuery(i, false));
@@ -181,7 +191,7 @@ function buildFocus() {
   queryLine.addEventListener('mouseleave', () => showQuery(state.query));
   tokens.appendChild(queryLine);
   const keyLine = element('div', { class: 'token-line', id: 'key-tokens' });
-  keyLine.appendChild(element('span', { class: 'line-label' }, 'key'));
+  keyLine.appendChild(element('span', { class: 'line-label' }, sideLabel('key', site.kind, 1)));
   site.keys.forEach((text, j) => keyLine.appendChild(element('span', { class: 'token key-token', 'data-index': j }, visible(text))));
   tokens.appendChild(keyLine);
   tokens.appendChild(element('div', { class: 'selected-weight', id: 'selected-weight' }));
