@@ -255,6 +255,7 @@ function buildScores() {
     });
     headerRow.appendChild(th);
   });
+  headerRow.appendChild(element('th', { class: 'link' }, ''));  // over the links to the maps
   head.appendChild(headerRow);
   function compare(a, b) {  // missing values last
     if (a === null) return b === null ? 0 : 1;

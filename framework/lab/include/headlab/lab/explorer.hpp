@@ -15,7 +15,7 @@
 //    "scores": [{"site", "kind", "layer", "head", "entropy", "sink_mass", "previous_token",
 //                "induction", "gate_mean" (null when ungated), "importance" (null when none)}],
 //    "prune": {"metric", "rows": [{"order", "pruned", "fraction", "loss", "metric"}]} or null,
-//    "curves": [{"step", "loss"?, "valid_loss"?}]}
+//    "curves": [{"step", "loss", "valid_loss"}]}                      // null where a row lacks one
 #pragma once
 
 #include <cstdint>
@@ -63,8 +63,9 @@ struct ExplorerData {
   std::vector<CurvePoint> curves;
 };
 
-// The input of the attention patterns: source and target ids (1, n) (copy, induction and lm read
-// `target` alone as a decoder-only / same-sequence input; copy's encoder reads source = target).
+// The input of the attention patterns: source ids (1, S) and target ids (1, L). Translate: a
+// sentence and its translation; copy: the same ids twice; induction and lm (decoder-only) read
+// `target` alone.
 struct ExplorerInput {
   IndexArray source, target;
 };
