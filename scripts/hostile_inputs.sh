@@ -237,6 +237,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "translate_$bad" 1 "$bad" -- sh -c "echo 'ein Haus' | '$hl' translate --checkpoint '$file'"
   check "eval_data_$bad" 1 "$bad" -- "$hl" eval --checkpoint "$file" --data "$tmp/valid.tsv"
   check "generate_$bad" 1 "$bad" -- "$hl" generate --checkpoint "$file" --prompt-ids "1 2"
+  check "explore_$bad" 1 "$bad" -- "$hl" explore --checkpoint "$file" --out "$tmp/explore_$bad.html" --probe-sequences 2
 done
 
 echo "== other commands: values out of range"
@@ -338,6 +339,39 @@ check generate_top_p_nan 2 "--top-p" -- "$hl" generate --checkpoint "$lm" --prom
 check generate_top_k_1e20 2 "--top-k" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --top-k 1e20
 check generate_max_new_tokens_huge 2 "--max-new-tokens" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 \
   --max-new-tokens 99999999999
+
+echo "== explore: bad input names its option, and nothing is written"
+check explore_missing_checkpoint 1 "no-such.safetensors" -- "$hl" explore --checkpoint "$tmp/no-such.safetensors" \
+  --out "$tmp/explore_missing.html"
+check explore_without_out 2 "--out" -- "$hl" explore --checkpoint "$ckpt"
+mkdir -p "$tmp/explore_existing"
+echo "an earlier page" > "$tmp/explore_existing/page.html"
+check explore_existing_out 2 "--out: .*exists; give --overwrite" --keeps "$tmp/explore_existing" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/explore_existing/page.html"
+check explore_existing_dump_json 2 "--dump-json: .*exists; give --overwrite" --keeps "$tmp/explore_existing" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/explore_existing/new.html" --dump-json "$tmp/explore_existing/page.html"
+check explore_out_is_a_directory 2 "--out: .* is a directory" -- "$hl" explore --checkpoint "$ckpt" --out "$tmp"
+mkdir -p "$tmp/explore_out"
+check explore_bad_input_id 2 "--input: '99999' is not a token id" --keeps "$tmp/explore_out" -- \
+  "$hl" explore --checkpoint "$ckpt" --input "1 99999" --out "$tmp/explore_out/page.html"
+check explore_input_word 2 "--input: 'x' is not a token id" --keeps "$tmp/explore_out" -- \
+  "$hl" explore --checkpoint "$ckpt" --input "1 x" --out "$tmp/explore_out/page.html"
+check explore_long_input_word 2 "bytes\\) is not a token id" --keeps "$tmp/explore_out" -- \
+  "$hl" explore --checkpoint "$ckpt" --input "$long" --out "$tmp/explore_out/page.html"
+check explore_input_too_long 2 "--input: give 1 to" --keeps "$tmp/explore_out" -- \
+  "$hl" explore --checkpoint "$ckpt" --input "$(yes 2 | head -n 200 | tr '\n' ' ')" --out "$tmp/explore_out/page.html"
+check explore_empty_input 2 "--input: give 1 to" --keeps "$tmp/explore_out" -- \
+  "$hl" explore --checkpoint "$ckpt" --input "   " --out "$tmp/explore_out/page.html"
+check explore_block_too_long 2 "block 50 gives" --keeps "$tmp/explore_out" -- \
+  "$hl" explore --checkpoint "$ckpt" --block 50 --out "$tmp/explore_out/page.html"
+check explore_probe_sequences_0 2 "--probe-sequences" -- "$hl" explore --checkpoint "$ckpt" --probe-sequences 0 \
+  --out "$tmp/explore_out/page.html"
+mkdir -p "$tmp/explore_bad_prune/prune"
+cp "$ckpt" "$tmp/explore_bad_prune/checkpoint.safetensors"
+printf 'order,pruned,fraction,loss,metric,removed\nimportance,zero,0,1,1,\n' > "$tmp/explore_bad_prune/prune/prune.csv"
+check explore_bad_prune_csv 1 "prune.csv:2: pruned 'zero' is not a whole number" -- "$hl" explore \
+  --checkpoint "$tmp/explore_bad_prune/checkpoint.safetensors" --out "$tmp/explore_out/page.html"
+[ -e "$tmp/explore_out/page.html" ] && { echo "  FAIL  a refused explore wrote its page"; failed+=(explore_wrote_page); }
 
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file

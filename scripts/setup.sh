@@ -13,14 +13,34 @@ packages=(
 #   --with-torch  regenerating the PyTorch fixtures (scripts/make_op_fixtures.py)
 #   --with-fuzz   clang and its libFuzzer/sanitizer runtimes (the fuzz preset, scripts/fuzz.sh)
 #   --with-pictures  rsvg-convert, the SVG to PNG renderer of scripts/make_pictures.sh
+#   --with-browser  Chromium, node and npm, then `npm ci` in tests/browser (playwright-core, pinned
+#                 by its package-lock.json): the head explorer's browser test (ctest -L browser)
+browser=0
 for flag in "$@"; do
   case "$flag" in
     --with-torch) packages+=(python3-torch python3-numpy) ;;
     --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
     --with-pictures) packages+=(librsvg2-bin) ;;
-    *) echo "setup: unknown flag $flag (known: --with-torch, --with-fuzz, --with-pictures)" >&2; exit 2 ;;
+    --with-browser)  # (a nodejs that bundles npm, as NodeSource's, conflicts with Debian's npm package)
+      packages+=(chromium nodejs)
+      command -v npm > /dev/null || packages+=(npm)
+      browser=1 ;;
+    *) echo "setup: unknown flag $flag (known: --with-torch, --with-fuzz, --with-pictures, --with-browser)" >&2; exit 2 ;;
   esac
 done
+
+# The npm modules of the browser test, once the packages are there (npm ci: exactly the lock file).
+browser_modules() {
+  [[ $browser -eq 1 ]] || return 0
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+  if [[ -f "$dir/node_modules/playwright-core/package.json" ]]; then
+    echo "setup: tests/browser/node_modules present"
+  else
+    echo "setup: npm ci in tests/browser"
+    (cd "$dir" && npm ci --no-audit --no-fund)
+  fi
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -28,6 +48,7 @@ for p in "${packages[@]}"; do
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "setup: all dependencies present"
+  browser_modules
   exit 0
 fi
 echo "setup: installing ${missing[*]}"
@@ -35,3 +56,4 @@ SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+browser_modules

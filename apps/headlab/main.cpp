@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ablate_command.hpp"
+#include "explore_command.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
 #include "commands.hpp"
@@ -146,6 +147,8 @@ int main(int argc, char** argv) {
 
   headlab::cli::AblateOptions ablate_options;
   CLI::App* ablate = headlab::cli::add_ablate_command(app, ablate_options);
+  headlab::cli::ExploreOptions explore_options;
+  CLI::App* explore = headlab::cli::add_explore_command(app, explore_options);
 
   headlab::cli::HeadsOptions heads_options;
   auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
@@ -211,6 +214,14 @@ int main(int argc, char** argv) {
     if (*translate) return headlab::cli::run_translate(translate_options);
     if (*curves) return headlab::cli::run_curves(curves_options);
     if (*ablate) return headlab::cli::run_ablate(ablate_options);
+    if (*explore) {
+      try {
+        return headlab::cli::run_explore(explore_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab explore: " << e.what() << "\n";
+        return 2;  // a usage error: an input the model cannot take, an output that exists
+      }
+    }
     if (*generate) {
       if (!*prompt_ids && !*prompt_text) {
         std::cerr << "headlab generate: give --prompt-ids \"1 5 7\" (or --prompt TEXT for a checkpoint with a "

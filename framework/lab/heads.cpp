@@ -11,6 +11,7 @@
 
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/char_vocabulary.hpp"
 #include "headlab/core/errors.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/core/random.hpp"
@@ -147,6 +148,11 @@ Probe repeated_tokens_probe(const LoadedModel& m, std::size_t count, std::size_t
   if (m.options.task == Task::translate) {
     first = 4;
     end = std::min(m.src_vocab.size(), m.tgt_vocab.size());
+  }
+  if (m.options.task == Task::lm) {  // characters, past the four specials; the window the model reads
+    first = CharVocabulary::num_specials;
+    end = m.lm->config().tgt_vocab;
+    max_len = m.lm->config().max_len;
   }
   if (block == 0) block = m.options.task == Task::induction ? m.options.length : std::min<std::size_t>(16, (max_len - 1) / 2);
   if (block < 2 || 2 * block + 1 > max_len) {

@@ -11,6 +11,7 @@
 
 #include "headlab/lab/heads.hpp"
 #include "headlab/core/random.hpp"
+#include "untrained_model.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
@@ -41,21 +42,7 @@ TrainOptions tiny_copy_options() {
 }
 
 // A freshly initialised (untrained) model of the options, as load_trained_model would give.
-LoadedModel fresh_model(const TrainOptions& o, std::uint64_t seed) {
-  LoadedModel m;
-  m.options = o;
-  Generator gen(seed);
-  if (o.task == Task::induction) {
-    TransformerConfig c = o.model_config();
-    c.src_vocab = 1;
-    m.lm = std::make_unique<DecoderOnlyLM<float>>(c, gen);
-    m.lm->eval();
-  } else {
-    m.model = std::make_unique<Transformer<float>>(o.model_config(), gen);
-    m.model->eval();
-  }
-  return m;
-}
+LoadedModel fresh_model(const TrainOptions& o, std::uint64_t seed) { return testing::untrained_model(o, seed); }
 
 TrainOptions tiny_induction_options() {
   TrainOptions o = TrainOptions::defaults_for(Task::induction);

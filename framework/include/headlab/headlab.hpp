@@ -39,5 +39,6 @@
 #include "headlab/train/token_codec.hpp"
 #include "headlab/train/trainer.hpp"
 // lab: head scores, importance, pruning, sweeps
+#include "headlab/lab/explorer.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/lab/sweep.hpp"

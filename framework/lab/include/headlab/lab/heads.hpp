@@ -58,7 +58,7 @@ std::vector<AttentionSite> attention_sites(LoadedModel& model);
 // ---- Head roles on the repeated-random-tokens probe ---------------------------------
 // (count, 2 block + 1): <s> (id 1), then block ids uniform over the task's ordinary
 // symbols (copy and induction: [2, vocab); translate: [4, min vocabulary size), past
-// <pad> <s> </s> <unk>), then the same block again. The encoder-decoder reads it as
+// <pad> <s> </s> <unk>; lm: the characters, [4, vocab)), then the same block again. The encoder-decoder reads it as
 // both source and target. block 0 picks the largest that fits the model (at most 16;
 // the induction task's own T).
 struct Probe {

@@ -1,6 +1,6 @@
 // headlab/report/report.hpp: what a training run tells you while it runs and leaves behind after it.
 //
-// Five small tools, used by `headlab train`, by ablation sweeps and by the
+// Six small tools, used by `headlab train`, by ablation sweeps and by the
 // attention-inspection reports, each with its own header:
 //
 //   progress.hpp  ProgressReporter: a live progress line on the terminal, or plain
@@ -13,11 +13,13 @@
 //   heatmaps.hpp  svg_heatmap: a table of numbers as coloured cells (a score per layer and head);
 //                 svg_attention_grid: attention maps, one small heatmap per head, a row per layer
 //   text_table.hpp  TextTable: Markdown tables whose columns line up (prune, ablate summaries)
+//   explorer_page.hpp  explorer_page: the head explorer, one self-contained interactive HTML page
 //
-// This header includes all five; a file that needs one tool can include just its header.
+// This header includes all six; a file that needs one tool can include just its header.
 #pragma once
 
 #include "headlab/report/charts.hpp"
+#include "headlab/report/explorer_page.hpp"
 #include "headlab/report/heatmaps.hpp"
 #include "headlab/report/metrics.hpp"
 #include "headlab/report/progress.hpp"

@@ -1,0 +1,127 @@
+// explore_command.cpp: `headlab explore` (explore_command.hpp).
+#include "explore_command.hpp"
+#include "cli_values.hpp"
+#include "token_ids.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <xtensor/xview.hpp>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/lab/explorer.hpp"
+#include "headlab/report/explorer_page.hpp"
+#include "headlab/train/checkpoint.hpp"
+#include "headlab/train/translate_task.hpp"
+
+namespace headlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+IndexArray one_row(const std::vector<std::int64_t>& ids) {
+  IndexArray a = IndexArray::from_shape({1, ids.size()});
+  for (std::size_t i = 0; i < ids.size(); ++i) a(0, i) = ids[i];
+  return a;
+}
+
+// The input of the attention patterns (ValueError naming --input when the model cannot take it):
+//   none       the first probe sequence, as source and target
+//   translate  a source sentence (+ </s>); the target is its greedy translation after <s>
+//   lm         a text, one token per character
+//   copy, induction  token ids, 1 to the model's length
+ExplorerInput explorer_input(LoadedModel& m, const std::string& input, const Probe& probe) {
+  const TrainOptions& o = m.options;
+  if (input.empty()) {
+    const IndexArray first = xt::view(probe.sequences, xt::range(0, 1), xt::all());
+    return {first, first};
+  }
+  auto check_length = [](std::size_t n, std::size_t max_len, const char* what) {
+    if (n == 0 || n > max_len)
+      throw ValueError("--input: give 1 to " + std::to_string(max_len) + " " + what + " (the model's length), not " +
+                       std::to_string(n));
+  };
+  if (o.task == Task::translate) {
+    std::vector<std::int64_t> source = m.src_vocab.encode(tokenize(input));
+    source.push_back(Vocabulary::eos);
+    check_length(source.size(), o.max_len, "tokens with </s>");
+    DecodeOptions d;
+    d.beam = 1;
+    const std::vector<std::string> words = translate_sentences(*m.model, m.src_vocab, m.tgt_vocab, {input}, d).at(0);
+    std::vector<std::int64_t> target{Vocabulary::bos};
+    for (std::int64_t id : m.tgt_vocab.encode(words)) target.push_back(id);
+    if (target.size() > o.max_len) target.resize(o.max_len);
+    return {one_row(source), one_row(target)};
+  }
+  if (o.task == Task::lm) {
+    if (m.chars.count_unknown(input) > 0)
+      throw ValueError("--input: " + quote_clipped(input, 40) + " holds characters the model's vocabulary lacks");
+    const std::vector<std::int64_t> ids = m.chars.encode(input);
+    check_length(ids.size(), m.lm->config().max_len, "characters");
+    return {one_row(ids), one_row(ids)};
+  }
+  const std::size_t vocab = m.lm ? m.lm->config().tgt_vocab : o.vocab;
+  const std::vector<std::int64_t> ids = parse_token_ids(input, vocab, "--input");
+  check_length(ids.size(), o.task == Task::induction ? 2 * o.length + 1 : o.length, "token ids");
+  return {one_row(ids), one_row(ids)};
+}
+
+// An existing file at `path` without --overwrite is a usage error naming the flag.
+void check_output(const std::string& path, const char* flag, bool overwrite) {
+  std::error_code ec;
+  if (path.empty()) return;
+  if (fs::is_directory(path, ec)) throw ValueError(std::string(flag) + ": " + path + " is a directory, not a file");
+  if (fs::exists(path, ec) && !overwrite)
+    throw ValueError(std::string(flag) + ": " + path + " exists; give --overwrite to replace it");
+}
+
+}  // namespace
+
+CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
+  auto* explore = app.add_subcommand("explore", "the head explorer: one self-contained HTML page of a checkpoint's "
+                                                "attention patterns, head scores and its run's curves");
+  explore->add_option("--checkpoint", o.checkpoint, "a checkpoint of the copy, translate, induction or lm task")->required();
+  explore->add_option("--out", o.out, "the HTML file to write")->required();
+  explore->add_option("--input", o.input, "input of the attention patterns: token ids \"1 4 2 9\"; translate: a "
+                                          "source sentence; lm: a text (default: the first probe sequence)");
+  explore->add_option("--probe-sequences", o.probe_sequences, "repeated-random-token sequences scored (as heads)")
+      ->check(whole_number(1, 100000))->capture_default_str();
+  explore->add_option("--block", o.block, "their repeated block T (0 = the model's own, or the largest that fits, "
+                                          "at most 16)")
+      ->check(whole_number(0, 1000000000))->capture_default_str();
+  explore->add_option("--seed", o.seed, "seed of the probe")->check(whole_number())->capture_default_str();
+  explore->add_option("--dump-json", o.dump_json, "also write the page's data as JSON to this file");
+  explore->add_flag("--overwrite", o.overwrite, "replace an existing --out (and --dump-json) file");
+  return explore;
+}
+
+int run_explore(const ExploreOptions& o) {
+  check_output(o.out, "--out", o.overwrite);
+  check_output(o.dump_json, "--dump-json", o.overwrite);
+  LoadedModel m = load_trained_model(o.checkpoint);
+  const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  const ExplorerInput input = explorer_input(m, o.input, probe);
+  ExplorerData data = collect_explorer_data(m, input, probe, o.probe_sequences, o.seed);
+  const fs::path checkpoint(o.checkpoint);
+  const fs::path run_dir = checkpoint.parent_path().empty() ? fs::path(".") : checkpoint.parent_path();
+  // The run directory's name and the file, never the absolute path.
+  data.title = fs::absolute(run_dir).lexically_normal().filename().string();
+  if (data.title.empty()) data.title = fs::absolute(run_dir).lexically_normal().parent_path().filename().string();
+  data.title += "/" + checkpoint.filename().string();
+  add_run_results(data, run_dir);
+  const std::string json = explorer_json(data);
+  if (!o.dump_json.empty()) write_file_atomic(o.dump_json, json, "explore");
+  write_file_atomic(o.out, explorer_page(json, "head explorer: " + data.title), "explore");
+  std::size_t heads = 0;
+  for (const auto& s : data.sites) heads += s.weights.shape()[0];
+  std::cout << "wrote " << o.out << ": " << data.sites.size() << " attention modules, " << heads << " heads, "
+            << input.target.shape()[1] << " tokens" << (data.prune.empty() ? "" : ", pruning curves")
+            << (data.curves.empty() ? "" : ", training curves") << "\n";
+  return 0;
+}
+
+}  // namespace headlab::cli

@@ -1,0 +1,36 @@
+// explore_command.hpp: `headlab explore`, the head explorer: one self-contained HTML page of a
+// checkpoint's attention patterns, head scores, pruning curves and training curves.
+//
+//   headlab explore --checkpoint RUN/checkpoint.safetensors --out report.html [--input ...]
+//                   [--probe-sequences N] [--block T] [--seed S] [--dump-json FILE] [--overwrite]
+//
+// The data: headlab/lab/explorer.hpp; the page: headlab/report/explorer_page.hpp. The probe and
+// its defaults are those of `headlab heads`, so the page's scores are the numbers of heads.csv.
+// Exit status: 0 written; 1 a file that cannot be read or written; 2 a usage error (a bad --input,
+// an existing --out or --dump-json without --overwrite), before anything is written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace headlab::cli {
+
+struct ExploreOptions {
+  std::string checkpoint;
+  std::string out;                   // the HTML file (required)
+  std::string input;                 // ids "1 4 2 9"; translate: a source sentence; lm: a text. "" = the first probe sequence
+  std::size_t probe_sequences = 64;  // as `headlab heads`
+  std::size_t block = 0;
+  std::uint64_t seed = 1;
+  std::string dump_json;             // also write the page's data here (JSON)
+  bool overwrite = false;            // replace an existing --out / --dump-json
+};
+
+CLI::App* add_explore_command(CLI::App& app, ExploreOptions& options);
+int run_explore(const ExploreOptions& options);
+
+}  // namespace headlab::cli
