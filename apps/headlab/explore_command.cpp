@@ -3,6 +3,7 @@
 #include "cli_values.hpp"
 #include "token_ids.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -58,10 +59,12 @@ ExplorerInput explorer_input(LoadedModel& m, const std::string& input, const Pro
     return {one_row(source), one_row(target)};
   }
   if (o.task == Task::lm) {
-    if (m.chars.count_unknown(input) > 0)
-      throw ValueError("--input: " + quote_clipped(input, 40) + " holds characters the model's vocabulary lacks");
-    const std::vector<std::int64_t> ids = m.chars.encode(input);
-    check_length(ids.size(), m.lm->config().max_len, "characters");
+    const bool words = m.lm_vocab.tokenizer() == LmTokenizer::words;
+    const std::vector<std::int64_t> ids = m.lm_vocab.encode_prompt(input);
+    if (std::count(ids.begin(), ids.end(), LmVocabulary::unk) > 0)
+      throw ValueError("--input: " + quote_clipped(input, 40) + " holds " + (words ? "words" : "characters") +
+                       " the model's vocabulary lacks");
+    check_length(ids.size(), m.lm->config().max_len, words ? "words" : "characters");
     return {one_row(ids), one_row(ids)};
   }
   const std::size_t vocab = m.lm ? m.lm->config().tgt_vocab : o.vocab;

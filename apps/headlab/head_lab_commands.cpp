@@ -4,6 +4,7 @@
 #include "head_lab_commands.hpp"
 #include "token_ids.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -14,6 +15,7 @@
 
 #include "headlab/core/errors.hpp"
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/report/report.hpp"
 #include "headlab/data/text.hpp"
@@ -113,7 +115,7 @@ std::vector<std::string> labels_of(const IndexArray& row, const LoadedModel& m, 
     if (words) {
       label = words->token(id);
     } else if (m.options.task == Task::lm) {
-      label = id == CharVocabulary::pad ? "<pad>" : id == CharVocabulary::bos ? "<s>" : m.chars.decode_one(id);
+      label = m.lm_vocab.token(id);
       if (label == " ") label = "\xE2\x90\xA3";  // U+2423 OPEN BOX
     } else if (id == Vocabulary::pad) {
       label = "<pad>";
@@ -167,6 +169,14 @@ MapInput attention_input(LoadedModel& m, const HeadsOptions& o, const Probe& pro
     for (std::int64_t id : m.tgt_vocab.encode(words)) tgt.push_back(id);
     if (tgt.size() > opt.max_len) tgt.resize(opt.max_len);
     target = row_of(tgt);
+  } else if (opt.task == Task::lm) {  // a text, in the model's characters or words
+    const std::vector<std::int64_t> ids = m.lm_vocab.encode_prompt(o.input);
+    if (std::count(ids.begin(), ids.end(), LmVocabulary::unk) > 0)
+      throw ValueError("--input: " + quote_clipped(o.input, 40) + " holds tokens the model's vocabulary lacks");
+    if (ids.empty() || ids.size() > m.lm->config().max_len)
+      throw ValueError("--input: give a text of 1 to " + std::to_string(m.lm->config().max_len) + " tokens (the model's context), got " +
+                       std::to_string(ids.size()));
+    source = target = row_of(ids);
   } else {
     const std::size_t max_len = opt.task == Task::induction ? 2 * opt.length + 1 : opt.length;
     const std::vector<std::int64_t> ids = parse_token_ids(o.input, opt.vocab, "--input");

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   headlab::cli::HeadsOptions heads_options;
   auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
                                             "gate; attention maps and heatmaps as SVG");
-  heads->add_option("--checkpoint", heads_options.checkpoint, "a checkpoint of the copy, translate or induction task")
+  heads->add_option("--checkpoint", heads_options.checkpoint, "a checkpoint of the copy, translate, induction or lm task")
       ->required();
   heads->add_option("--out", heads_options.out, "output directory (default: CHECKPOINT_DIR/heads)");
   heads->add_option("--probe-sequences", heads_options.probe_sequences, "repeated-random-token sequences scored")
@@ -163,13 +163,13 @@ int main(int argc, char** argv) {
       ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
   heads->add_option("--seed", heads_options.seed, "seed of the probe")->check(headlab::cli::whole_number())->capture_default_str();
   heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
-                                                    "translate, a source sentence (default: the first probe sequence)");
+                                                    "translate, a source sentence, for lm a text (default: the first probe sequence)");
   heads->add_flag("--overwrite", heads_options.overwrite, "replace the files of an earlier heads in the output directory");
 
   headlab::cli::PruneOptions prune_options;
   auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
                                             "random pruning order");
-  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate or induction task")
+  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate, induction or lm task")
       ->required();
   prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
   prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")

@@ -57,6 +57,12 @@ std::vector<std::int64_t> LmVocabulary::encode(std::string_view text) const {
   return ids;
 }
 
+std::vector<std::int64_t> LmVocabulary::encode_prompt(std::string_view text) const {
+  std::vector<std::int64_t> ids = encode(text);
+  if (tokenizer_ == LmTokenizer::words && !ids.empty() && text.find('\n') == std::string_view::npos) ids.pop_back();
+  return ids;
+}
+
 std::size_t LmVocabulary::count_unknown(std::string_view text) const {
   if (tokenizer_ == LmTokenizer::characters) return chars_.count_unknown(text);
   std::size_t n = 0;
@@ -77,6 +83,13 @@ std::string LmVocabulary::decode(const std::vector<std::int64_t>& ids) const {
   std::string out;
   for (std::int64_t id : ids) out += decode_one(id);
   return out;
+}
+
+std::string LmVocabulary::token(std::int64_t id) const {
+  static const char* const specials[] = {"<pad>", "<s>", "</s>", "<unk>"};
+  if (tokenizer_ == LmTokenizer::words) return words_.token(id);  // its specials have these names too
+  const std::string text = chars_.decode_one(id);                  // range check
+  return id >= 0 && id < std::int64_t(num_specials) ? specials[id] : text;
 }
 
 double LmVocabulary::characters_per_token(std::string_view text) const {

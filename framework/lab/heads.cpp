@@ -149,8 +149,8 @@ Probe repeated_tokens_probe(const LoadedModel& m, std::size_t count, std::size_t
     first = 4;
     end = std::min(m.src_vocab.size(), m.tgt_vocab.size());
   }
-  if (m.options.task == Task::lm) {  // characters, past the four specials; the window the model reads
-    first = CharVocabulary::num_specials;
+  if (m.options.task == Task::lm) {  // characters or words, past the four specials; the window the model reads
+    first = LmVocabulary::num_specials;
     end = m.lm->config().tgt_vocab;
     max_len = m.lm->config().max_len;
   }

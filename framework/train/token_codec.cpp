@@ -11,9 +11,7 @@ TokenCodec token_codec(const LoadedModel& model) {
   if (model.options.task == Task::lm) {  // the characters or words of the training text
     const std::string unit = model.lm_vocab.tokenizer() == LmTokenizer::words ? "word" : "character";
     codec.encode = [v = model.lm_vocab, unit](const std::string& text) {
-      std::vector<std::int64_t> ids = v.encode(text);
-      if (v.tokenizer() == LmTokenizer::words && !ids.empty() && text.find('\n') == std::string::npos)
-        ids.pop_back();  // a prompt without a line break goes on within its line
+      const std::vector<std::int64_t> ids = v.encode_prompt(text);
       const std::size_t unknown = std::size_t(std::count(ids.begin(), ids.end(), LmVocabulary::unk));
       if (unknown > 0)
         throw ValueError(std::to_string(unknown) + " " + unit + "(s) of the prompt are not in the model's vocabulary "

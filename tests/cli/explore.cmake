@@ -57,3 +57,11 @@ add_test(NAME cli.heads_lm
          COMMAND headlab_cli heads --checkpoint ${LM_RUN}/checkpoint.safetensors --out ${EXPLORE}/lm_heads --overwrite)
 set_tests_properties(cli.heads_lm PROPERTIES FIXTURES_REQUIRED lm_run
                      PASS_REGULAR_EXPRESSION "lm task[^\n]*repeated random blocks of 7 tokens.*layers.0.self_attn +1 ")
+
+# heads --input on an lm checkpoint reads a text in the model's characters (before: token ids only).
+add_test(NAME cli.heads_lm_input_text
+         COMMAND sh -c "\"$0\" heads --checkpoint ${LM_RUN}/checkpoint.safetensors --input 'God said' --out ${EXPLORE}/lm_heads_text --overwrite > /dev/null && grep -c '>G<' ${EXPLORE}/lm_heads_text/attention_maps.svg" ${HL})
+set_tests_properties(cli.heads_lm_input_text PROPERTIES FIXTURES_REQUIRED lm_run PASS_REGULAR_EXPRESSION "^[1-9]")
+expect_exit(cli.heads_lm_input_unknown_exits_2 2 "--input: 'Zebra ✓' holds tokens the model's vocabulary lacks"
+            ${HL} heads --checkpoint ${LM_RUN}/checkpoint.safetensors --input "'Zebra ✓'" --out ${EXPLORE}/lm_heads_bad)
+set_tests_properties(cli.heads_lm_input_unknown_exits_2 PROPERTIES FIXTURES_REQUIRED lm_run)

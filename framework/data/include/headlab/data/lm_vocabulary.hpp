@@ -39,11 +39,17 @@ class LmVocabulary {
   std::size_t size() const;
   // ids of a text (words: each line's tokens, then </s>). ValueError for invalid UTF-8.
   std::vector<std::int64_t> encode(std::string_view text) const;
+  // A prompt or an input line: encode(text), but for words without the final </s> when the text
+  // has no line break (the model goes on within the line).
+  std::vector<std::int64_t> encode_prompt(std::string_view text) const;
   // Tokens of `text` that encode() reads as <unk>.
   std::size_t count_unknown(std::string_view text) const;
   // A token as text (see above); IndexError for an id outside [0, size).
   std::string decode_one(std::int64_t id) const;
   std::string decode(const std::vector<std::int64_t>& ids) const;
+  // A token as a label (heads' maps, the explorer): "<pad>", "<s>", "</s>", "<unk>", the
+  // character or the word itself. IndexError for an id outside [0, size).
+  std::string token(std::int64_t id) const;
   // Code points of `text` per token of encode(text): 1 for characters.
   double characters_per_token(std::string_view text) const;
   std::string describe() const;  // "62 distinct characters" | "3208 distinct words"
