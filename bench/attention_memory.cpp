@@ -30,7 +30,7 @@ double peak_rss_mb() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_blas_threads(1);
+  set_threads(1);
   if (argc < 2 || (std::strcmp(argv[1], "composed") != 0 && std::strcmp(argv[1], "flash") != 0)) {
     std::cerr << "usage: bench_attention_memory composed|flash [T] [heads] [d] [block]\n";
     return 2;

@@ -1,95 +1,162 @@
 #!/usr/bin/python3
-"""headlab against PyTorch, one training step of three models, side by side, single-threaded.
+"""headlab against PyTorch, one training step of three models, side by side, at each thread count.
 
-    /usr/bin/python3 bench/compare_train.py [--repeat 3] [--steps 20] [--warmup 3] [--configs copy,translate,lm]
+    /usr/bin/python3 bench/compare_train.py [--threads 1,2] [--repeat 3] [--steps 20] [--warmup 3]
+                                            [--configs copy,translate,lm] [--seq-lens 128,256,512,1024]
                                             [--bench build/release/bench/bench_train_step] [--out FILE.md]
                                             [--flush-denormals]
 
-For every repetition and configuration it runs headlab's bench_train_step and the PyTorch twin
-(bench/train_twin.py) one after the other, alternating which goes first, each in its own process
-with one thread (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1)), and an sgemm calibration
-(512^3) at the start of each repetition. Per configuration it prints the median over repetitions of
-each side's median ms/step, the ratio PyTorch / headlab, headlab's GFLOP/s (3 x forward FLOPs per
-step) and that as a fraction of the sgemm GFLOP/s measured in the same run, and both peak RSS.
-headlab runs twice per configuration: with the composed attention (the readable reference, the
-default) and with the tiled kernel (`AttentionConfig::flash`, bench_train_step's `flash` argument).
---flush-denormals runs both sides with subnormal floats flushed to zero (headlab::set_flush_denormal,
-torch.set_flush_denormal): these post-LN models saturate some softmax rows from the first step, and
-arithmetic on the resulting subnormals is slow on x86 for both libraries.
+For every repetition, thread count and configuration it runs headlab's bench_train_step (composed
+attention, the default, and the tiled kernel) and the PyTorch twin (bench/train_twin.py), each in
+its own process at that thread count (headlab: threads=N; PyTorch: torch.set_num_threads(N) and
+OPENBLAS_NUM_THREADS=N), alternating which side goes first. Reported, per configuration:
+- median ms/step of each side over the repetitions (each a median over --steps steps);
+- PyTorch / headlab at the same thread count, and headlab at its default (every core) against
+  PyTorch at whichever count was fastest for it;
+- headlab's GFLOP/s (3 x forward FLOPs per step) as a fraction of the "limit": the rate of the
+  model's own matrix products, run alone the way the kernels run them, measured in the same run
+  at the same thread count (bench_train_step gemm-rate); and sgemm 512^3 for reference;
+- peak RSS as measured and net of each side's baseline (an empty headlab process; PyTorch's import
+  plus a trivial backward);
+- with --seq-lens: the lm configuration at T input tokens and batch 2048 / T (B x T fixed), composed
+  and tiled against PyTorch, at every thread count.
+--flush-denormals runs both sides with subnormal floats flushed to zero.
 """
 import argparse
+import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TWIN = os.path.join(HERE, "train_twin.py")
 
 
-def run_json(cmd):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def run_json(cmd, threads):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               HEADLAB_THREADS=str(threads))
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
+def med(runs, key="ms_per_step"):
+    return statistics.median(r[key] for r in runs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", default="1", help="thread counts, e.g. 1,2 (the last is headlab's default here "
+                    "when it equals the machine's cores)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--configs", default="copy,translate,lm")
+    ap.add_argument("--seq-lens", default="", help="lm sweep at B x T = 2048, e.g. 128,256,512,1024")
     ap.add_argument("--bench", default=os.path.join(os.path.dirname(HERE), "build/release/bench/bench_train_step"))
     ap.add_argument("--out", help="also write the Markdown report here")
     ap.add_argument("--flush-denormals", action="store_true", help="both sides flush subnormal floats to zero")
     a = ap.parse_args()
     if not os.path.exists(a.bench):
         sys.exit(f"compare_train: {a.bench} not found; build it first: cmake --build --preset release")
-    configs = a.configs.split(",")
-    ours = {c: [] for c in configs}
-    tiled = {c: [] for c in configs}
-    theirs = {c: [] for c in configs}
-    sgemm = []
+    counts = [int(t) for t in a.threads.split(",")]
+    configs = [c for c in a.configs.split(",") if c]
+    seqs = [int(t) for t in a.seq_lens.split(",") if t]
+    ftz = ["ftz"] if a.flush_denormals else []
     started = time.time()
+    # cells[(config, seq, threads, side)] = [json, ...]; seq 0 = the configuration's own length
+    cells, rates, sgemm = {}, {}, {}
+    jobs = [(c, 0) for c in configs] + [("lm", s) for s in seqs]
+
+    def add(key, res):
+        cells.setdefault(key, []).append(res)
+
     for r in range(a.repeat):
-        sgemm.append(run_json([a.bench, "sgemm", "512"])["gflops"])
-        for c in configs:
-            ftz = ["ftz"] if a.flush_denormals else []
-            sides = [("headlab", [a.bench, c, str(a.steps), str(a.warmup)] + ftz),
-                     ("pytorch", ["/usr/bin/python3", os.path.join(HERE, "train_twin.py"), c, str(a.steps), str(a.warmup)]
-                      + ftz),
-                     ("tiled", [a.bench, c, str(a.steps), str(a.warmup), "flash"] + ftz)]
-            if r % 2:
-                sides.reverse()
-            for side, cmd in sides:
-                res = run_json(cmd)
-                {"headlab": ours, "pytorch": theirs, "tiled": tiled}[side][c].append(res)
-                print(f"  repeat {r + 1} {c:9s} {side:8s} {res['ms_per_step']:8.2f} ms/step", file=sys.stderr)
-    peak = statistics.median(sgemm)
-    lines = [("Subnormal floats flushed to zero on both sides. " if a.flush_denormals else "") +
-             f"Single thread, medians over {a.repeat} alternating repetitions of {a.steps} steps "
-             f"(after {a.warmup} warm-up steps); sgemm 512^3 in the same run: {peak:.1f} GFLOP/s "
-             f"(each repetition: {', '.join(f'{g:.0f}' for g in sgemm)}).",
+        for t in counts:
+            sgemm.setdefault(t, []).append(run_json([a.bench, "sgemm", "512", f"threads={t}"], t)["gflops"])
+            for c, s in jobs:
+                seq = [f"seq={s}"] if s else []
+                rates.setdefault((c, s, t), []).append(
+                    run_json([a.bench, "gemm-rate", c, f"threads={t}"] + seq, t)["gflops"])
+                sides = [("headlab", [a.bench, c, str(a.steps), str(a.warmup), f"threads={t}"] + seq + ftz),
+                         ("pytorch", ["/usr/bin/python3", TWIN, c, str(a.steps), str(a.warmup), f"threads={t}"] + seq + ftz),
+                         ("tiled", [a.bench, c, str(a.steps), str(a.warmup), "flash", f"threads={t}"] + seq + ftz)]
+                if r % 2:
+                    sides.reverse()
+                for side, cmd in sides:
+                    res = run_json(cmd, t)
+                    add((c, s, t, side), res)
+                    print(f"  repeat {r + 1} {c:9s} T={s or '-':<5} threads {t} {side:8s} "
+                          f"{res['ms_per_step']:9.2f} ms/step", file=sys.stderr)
+    base_ours = run_json([a.bench, "baseline"], 1)["peak_rss_mb"]
+    base_theirs = run_json(["/usr/bin/python3", TWIN, "baseline"], 1)["peak_rss_mb"]
+
+    cores = os.cpu_count()
+    default_t = max(counts)
+    lines = [f"Machine: {cpu_name()}, {cores} cores seen by the OS; {datetime.date.today().isoformat()}; "
+             f"{time.time() - started:.0f} s for the whole comparison.",
+             "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`",
              "",
-             "| config | headlab ms/step | PyTorch ms/step | PyTorch / headlab | headlab GFLOP/s | of sgemm | "
-             "headlab RSS MB | PyTorch RSS MB | RSS ratio | ms/step per repetition (headlab/PyTorch) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    rows = [(c, "", ours[c]) for c in configs] + [(c, " (tiled attention)", tiled[c]) for c in configs]
-    for c, label, runs in rows:
-        o = statistics.median(x["ms_per_step"] for x in runs)
-        t = statistics.median(x["ms_per_step"] for x in theirs[c])
-        flops = runs[0]["flops_per_step"]
-        gf = flops / (o * 1e6)
-        ro = max(x["peak_rss_mb"] for x in runs)
-        rt = max(x["peak_rss_mb"] for x in theirs[c])
-        spread = " ".join(f"{x['ms_per_step']:.1f}/{y['ms_per_step']:.1f}" for x, y in zip(runs, theirs[c]))
-        lines.append(f"| {c}{label} | {o:.2f} | {t:.2f} | **{t / o:.2f}x** | {gf:.1f} | {100 * gf / peak:.0f}% | "
-                     f"{ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {spread} |")
-    lines += ["", f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} vCPUs; "
-              f"{time.time() - started:.0f} s for the whole comparison.",
-              "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`"]
+             ("Subnormal floats flushed to zero on both sides. " if a.flush_denormals else "") +
+             f"Medians over {a.repeat} alternating repetitions of {a.steps} steps (after {a.warmup} warm-up steps). "
+             "sgemm 512^3 in the same run: " +
+             ", ".join(f"{statistics.median(sgemm[t]):.0f} GFLOP/s at {t} thread{'s' if t > 1 else ''}" for t in counts) +
+             ". \"limit\" = the model's own matrix products alone at that thread count (bench_train_step gemm-rate).",
+             ""]
+    for t in counts:
+        lines += [f"### {t} thread{'s' if t > 1 else ''} each side", "",
+                  "| config | headlab ms/step | tiled ms/step | PyTorch ms/step | PyTorch / headlab | PyTorch / tiled | "
+                  "headlab GFLOP/s | of limit (composed / tiled) | limit GFLOP/s |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for c, s in jobs:
+            o, ti, p = (med(cells[(c, s, t, k)]) for k in ("headlab", "tiled", "pytorch"))
+            flops = cells[(c, s, t, "headlab")][0]["flops_per_step"]
+            lim = statistics.median(rates[(c, s, t)])
+            name = c if not s else f"lm T={s} B={cells[(c, s, t, 'headlab')][0]['batch']}"
+            lines.append(f"| {name} | {o:.2f} | {ti:.2f} | {p:.2f} | **{p / o:.2f}x** | **{p / ti:.2f}x** | "
+                         f"{flops / (o * 1e6):.1f} | {100 * flops / (o * 1e6) / lim:.0f}% / "
+                         f"{100 * flops / (ti * 1e6) / lim:.0f}% | {lim:.0f} |")
+        lines.append("")
+    if len(counts) > 1:
+        lines += [f"### Scaling and best counts", "",
+                  "| config | headlab 1 -> " + str(default_t) + " threads | tiled 1 -> " + str(default_t) +
+                  " | PyTorch best count | headlab at " + str(default_t) + " vs PyTorch at its best |",
+                  "|---|---|---|---|---|"]
+        for c, s in jobs:
+            name = c if not s else f"lm T={s}"
+            o1, on = med(cells[(c, s, counts[0], "headlab")]), med(cells[(c, s, default_t, "headlab")])
+            t1, tn = med(cells[(c, s, counts[0], "tiled")]), med(cells[(c, s, default_t, "tiled")])
+            best_t = min(counts, key=lambda t: med(cells[(c, s, t, "pytorch")]))
+            pb = med(cells[(c, s, best_t, "pytorch")])
+            best_ours = min(on, tn)
+            lines.append(f"| {name} | **{o1 / on:.2f}x** | {t1 / tn:.2f}x | {best_t} ({pb:.2f} ms) | "
+                         f"**{pb / on:.2f}x** composed, {pb / tn:.2f}x tiled |")
+        lines.append("")
+    lines += ["### Peak memory (RSS, MB) at 1 thread", "",
+              f"Baselines: an empty headlab process {base_ours:.0f} MB; PyTorch's import and a trivial backward "
+              f"{base_theirs:.0f} MB.", "",
+              "| config | headlab | PyTorch | ratio | headlab net | PyTorch net | net ratio |",
+              "|---|---|---|---|---|---|---|"]
+    for c, s in jobs:
+        name = c if not s else f"lm T={s}"
+        ro = max(x["peak_rss_mb"] for x in cells[(c, s, counts[0], "headlab")])
+        rt = max(x["peak_rss_mb"] for x in cells[(c, s, counts[0], "pytorch")])
+        no, nt = ro - base_ours, rt - base_theirs
+        lines.append(f"| {name} | {ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {no:.0f} | {nt:.0f} | "
+                     f"**{no / nt:.2f}** |" if nt > 0 else f"| {name} | {ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {no:.0f} | {nt:.0f} | - |")
     report = "\n".join(lines)
     print(report)
     if a.out:

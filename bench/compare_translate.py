@@ -12,7 +12,7 @@ Command (from the repository root, after a release build and scripts/build_de_en
 What runs: first `BUILD/apps/headlab train --task translate ...`, then bench/translate_twin.py (the
 same data, tokenizer, vocabulary, batches, model, loss, optimiser, schedule, evaluation and decoding,
 written with torch.nn), one after the other, never in parallel, both on one thread
-(OPENBLAS_NUM_THREADS=1; the twin also calls torch.set_num_threads(1)). Both get the same --train,
+(HEADLAB_THREADS=1 for headlab, OPENBLAS_NUM_THREADS=1 and torch.set_num_threads(1) for the twin). Both get the same --train,
 --valid, --test, --time-budget, --eval-every and --seed. Each writes RUN/summary.json; this script
 reads the two and writes OUT/comparison.md (printed too) and OUT/bleu_vs_time.svg.
 
@@ -85,7 +85,7 @@ def run_dir_for(out, side, round_):
 
 
 def run_all(a):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", HEADLAB_THREADS="1")
     sides = [s for s in SIDES if not ((s == "headlab" and a.twin_only) or (s == "pytorch" and a.headlab_only))]
     if "headlab" in sides:
         exe = os.path.join(a.build, "apps", "headlab")

@@ -38,7 +38,7 @@ double median_ms(Fn&& fn, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_blas_threads(1);
+  set_threads(1);
   tune_allocator();
   const int reps = argc > 1 ? std::atoi(argv[1]) : 31;
   struct Case { int M, K, N; };

@@ -17,7 +17,7 @@ build=${1:-build/release}
 bin=$build/apps/headlab
 [[ -x $bin ]] || { echo "no $bin; build first (cmake --build --preset release)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "needs GNU time (apt-get install time)" >&2; exit 2; }
-export OPENBLAS_NUM_THREADS=1
+export HEADLAB_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 small=datasets/de-en/small

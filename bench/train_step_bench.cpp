@@ -2,9 +2,17 @@
 // machine's sgemm rate, for bench/compare_train.py (which runs the PyTorch twin, bench/train_twin.py,
 // on the same configurations and alternates the two sides).
 //
-//   bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz]   -> one JSON line
-//        flash: the tiled attention kernel in every module; ftz: set_flush_denormal(true)
-//   bench_train_step sgemm [n]                              -> one JSON line: GFLOP/s of an n^3 sgemm
+//   bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [threads=N] [seq=T]  -> one JSON line
+//        flash: the tiled attention kernel in every module; ftz: set_flush_denormal(true);
+//        threads=N: headlab's thread count (default 1); seq=T: T input tokens, batch 2048 / T;
+//        work=W: set_min_parallel_work(W), the size below which a loop stays on one thread
+//   bench_train_step sgemm [n] [threads=N]      -> one JSON line: GFLOP/s of an n^3 sgemm
+//   bench_train_step gemm-rate CONFIG [threads=N] [seq=T]
+//        -> one JSON line: GFLOP/s of the model's own products (every linear layer's forward and
+//           two backward gemms, and the per-head score and weighted-sum products), run the way the
+//           kernels run them (headlab's gemm, split among the threads): the rate a step could reach
+//           if it did nothing but its matrix products
+//   bench_train_step baseline                   -> one JSON line: the peak RSS of an empty process
 //
 // The configurations (defined here and in train_twin.py, kept equal by hand):
 //   copy       encoder-decoder d 64, 4 heads, ff 256, 2+2 layers, vocabulary 20, length 10, batch 32
@@ -24,7 +32,6 @@
 #include <string>
 #include <vector>
 
-#include <cblas.h>
 #include <xtensor/xview.hpp>
 
 #include "headlab/headlab.hpp"
@@ -32,6 +39,7 @@
 #include "headlab/ops/ops.hpp"
 #include "headlab/optim/optim.hpp"
 #include "headlab/core/random.hpp"
+#include "ops/kernels/blas_gemm.hpp"
 
 using namespace headlab;
 
@@ -71,35 +79,148 @@ int run_sgemm(std::size_t n) {
   std::vector<double> ms;
   for (int r = 0; r < 23; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, a.data(), int(n), b.data(),
-                int(n), 0.0f, c.data(), int(n));
+    detail::gemm(false, false, n, n, n, a.data(), b.data(), 0.0f, c.data());
     if (r >= 3) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   const double m = median(ms);
-  std::cout << "{\"sgemm_n\": " << n << ", \"ms\": " << m << ", \"gflops\": " << 2.0 * double(n * n * n) / (m * 1e6)
-            << "}\n";
+  std::cout << "{\"sgemm_n\": " << n << ", \"threads\": " << threads() << ", \"ms\": " << m
+            << ", \"gflops\": " << 2.0 * double(n * n * n) / (m * 1e6) << "}\n";
+  return 0;
+}
+
+// One product of the model: C (M x N) = op(A) op(B) with K inner, `count` independent copies
+// (the per-head products: count = batch x heads, shared among the threads like matmul's).
+struct Product {
+  bool ta, tb;
+  std::size_t M, N, K, count;
+};
+
+// The products of one training step of cfg (forward and backward), at batch B and T tokens.
+std::vector<Product> step_products(const Config& cfg, std::size_t B, std::size_t T) {
+  std::vector<Product> out;
+  const std::size_t D = cfg.d, F = cfg.ff, V = cfg.vocab, H = cfg.heads, dh = D / H, rows = B * T;
+  auto linear = [&](std::size_t in, std::size_t outf) {  // y = x W^T; dx = dy W; dW = dy^T x
+    out.push_back({false, true, rows, outf, in, 1});
+    out.push_back({false, false, rows, in, outf, 1});
+    out.push_back({true, false, outf, in, rows, 1});
+  };
+  auto attention = [&](bool cross) {
+    if (cross) {
+      linear(D, D);
+      linear(D, 2 * D);
+    } else {
+      linear(D, 3 * D);
+    }
+    linear(D, D);
+    // scores = q k^T (T x T per head), out = w v; backward: two products each
+    out.push_back({false, true, T, T, dh, B * H});
+    out.push_back({false, false, T, dh, T, B * H});
+    out.push_back({false, false, T, dh, T, B * H});   // dq = ds k
+    out.push_back({true, false, T, dh, T, B * H});    // dk = ds^T q
+    out.push_back({false, true, T, T, dh, B * H});    // dw = dout v^T
+    out.push_back({true, false, T, dh, T, B * H});    // dv = w^T dout
+  };
+  const std::size_t decoder_layers = cfg.layers, encoder_layers = cfg.decoder_only ? 0 : cfg.layers;
+  for (std::size_t l = 0; l < encoder_layers; ++l) {
+    attention(false);
+    linear(D, F);
+    linear(F, D);
+  }
+  for (std::size_t l = 0; l < decoder_layers; ++l) {
+    attention(false);
+    if (!cfg.decoder_only) attention(true);
+    linear(D, F);
+    linear(F, D);
+  }
+  linear(D, V);
+  return out;
+}
+
+int run_gemm_rate(const Config& cfg, std::size_t B, std::size_t T) {
+  const std::vector<Product> products = step_products(cfg, B, T);
+  double flops = 0;
+  std::size_t biggest = 0;
+  for (const Product& p : products) {
+    flops += 2.0 * double(p.M * p.N * p.K * p.count);
+    biggest = std::max({biggest, p.M * p.K * p.count, p.K * p.N * p.count, p.M * p.N * p.count});
+  }
+  std::vector<float> a(biggest, 0.01f), b(biggest, 0.02f), c(biggest);
+  std::vector<double> ms;
+  for (int r = 0; r < 13; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const Product& p : products) {
+      const std::size_t sa = p.M * p.K, sb = p.K * p.N, sc = p.M * p.N;
+      if (p.count == 1) {
+        detail::gemm(p.ta, p.tb, p.M, p.N, p.K, a.data(), b.data(), 0.0f, c.data());
+      } else {
+        parallel_for(p.count, p.M * p.N * p.K, [&](std::size_t i0, std::size_t i1) {
+          for (std::size_t i = i0; i < i1; ++i)
+            detail::gemm(p.ta, p.tb, p.M, p.N, p.K, a.data() + i * sa, b.data() + i * sb, 0.0f, c.data() + i * sc);
+        });
+      }
+    }
+    if (r >= 3) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double m = median(ms);
+  std::cout << "{\"gemm_rate\": \"" << cfg.name << "\", \"threads\": " << threads() << ", \"seq\": " << T
+            << ", \"batch\": " << B << ", \"products\": " << products.size() << ", \"ms\": " << m
+            << ", \"gflops\": " << flops / (m * 1e6) << "}\n";
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_blas_threads(1);
   tune_allocator();
   if (argc < 2) {
-    std::cerr << "usage: bench_train_step copy|translate|lm [steps] [warmup] | sgemm [n]\n";
+    std::cerr << "usage: bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [threads=N] [seq=T]\n"
+                 "       bench_train_step sgemm [n] [threads=N] | gemm-rate CONFIG [threads=N] [seq=T] | baseline\n";
     return 2;
   }
   const std::string which = argv[1];
-  if (which == "sgemm") return run_sgemm(argc > 2 ? std::stoul(argv[2]) : 512);
-  const Config* cfg = nullptr;
+  // key=value arguments anywhere after the first; the rest are positional.
+  std::vector<std::string> plain;
+  std::size_t thread_count = 1, seq = 0;
+  bool flash = false, ftz = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("threads=", 0) == 0) {
+      thread_count = std::stoul(arg.substr(8));
+    } else if (arg.rfind("work=", 0) == 0) {
+      set_min_parallel_work(std::stoul(arg.substr(5)));
+    } else if (arg.rfind("seq=", 0) == 0) {
+      seq = std::stoul(arg.substr(4));
+    } else if (arg == "flash") {
+      flash = true;
+    } else if (arg == "ftz") {
+      ftz = true;
+    } else {
+      plain.push_back(arg);
+    }
+  }
+  set_threads(int(std::max<std::size_t>(1, thread_count)));
+  if (which == "baseline") {
+    std::cout << "{\"side\": \"headlab\", \"config\": \"baseline\", \"peak_rss_mb\": " << peak_rss_mb() << "}\n";
+    return 0;
+  }
+  if (which == "sgemm") return run_sgemm(!plain.empty() ? std::stoul(plain[0]) : 512);
+  const std::string config_name = which == "gemm-rate" ? (plain.empty() ? "" : plain[0]) : which;
+  const Config* found = nullptr;
   for (const Config& c : configs)
-    if (c.name == which) cfg = &c;
-  if (!cfg) {
-    std::cerr << "bench_train_step: unknown configuration '" << which << "' (copy, translate, lm, sgemm)\n";
+    if (c.name == config_name) found = &c;
+  if (!found) {
+    std::cerr << "bench_train_step: unknown configuration '" << config_name << "' (copy, translate, lm)\n";
     return 2;
   }
-  const std::size_t steps = argc > 2 ? std::stoul(argv[2]) : 20, warmup = argc > 3 ? std::stoul(argv[3]) : 3;
+  Config chosen = *found;
+  if (seq > 0) {  // T input tokens (length T + 1), B x T = 2048
+    chosen.length = seq + 1;
+    chosen.batch = std::max<std::size_t>(1, 2048 / seq);
+  }
+  const Config* cfg = &chosen;
+  if (which == "gemm-rate") return run_gemm_rate(*cfg, cfg->batch, cfg->length - 1);
+  const std::size_t steps = plain.size() > 0 ? std::stoul(plain[0]) : 20,
+                    warmup = plain.size() > 1 ? std::stoul(plain[1]) : 3;
   TransformerConfig tc;
   tc.d_model = cfg->d;
   tc.ff_dim = cfg->ff;
@@ -107,18 +228,6 @@ int main(int argc, char** argv) {
   tc.decoder_layers = cfg->layers;
   tc.dropout = 0.0;
   tc.attention.num_heads = cfg->heads;
-  bool flash = false, ftz = false;
-  for (int i = 4; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "flash") {
-      flash = true;
-    } else if (arg == "ftz") {
-      ftz = true;
-    } else {
-      std::cerr << "bench_train_step: unknown argument '" << arg << "' (flash, ftz)\n";
-      return 2;
-    }
-  }
   if (ftz && !set_flush_denormal(true)) {
     std::cerr << "bench_train_step: flushing denormals is not supported here\n";
     return 2;
@@ -165,7 +274,8 @@ int main(int argc, char** argv) {
   std::size_t n_params = 0;
   for (const auto& p : params) n_params += p.value().size();
   std::cout << "{\"side\": \"headlab\", \"config\": \"" << cfg->name << "\", \"flash\": " << (flash ? "true" : "false")
-            << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"ms_per_step\": " << m
+            << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"threads\": " << threads()
+            << ", \"seq\": " << cfg->length - 1 << ", \"batch\": " << cfg->batch << ", \"ms_per_step\": " << m
             << ", \"flops_per_step\": " << flops << ", \"gflops\": " << flops / (m * 1e6)
             << ", \"parameters\": " << n_params << ", \"peak_rss_mb\": " << peak_rss_mb() << ", \"steps\": " << steps
             << "}\n";

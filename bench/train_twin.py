@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """PyTorch twin of bench_train_step (bench/train_step_bench.cpp): the same three models and step.
 
-    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/train_twin.py copy|translate|lm [steps] [warmup]
+    /usr/bin/python3 bench/train_twin.py copy|translate|lm [steps] [warmup] [ftz] [threads=N] [seq=T]
+    /usr/bin/python3 bench/train_twin.py baseline
 
 prints one JSON line (side "pytorch"): median ms per step, parameters, peak RSS. The configurations
 are the C++ file's, kept equal by hand:
@@ -10,17 +11,23 @@ are the C++ file's, kept equal by hand:
   lm         nn.TransformerEncoder (causal) d 256, 8 heads, ff 1024, 4 layers, vocabulary 1000, length 128, batch 16
 Post-LN, ReLU, dropout 0, embeddings x sqrt(d) + sinusoidal positions, a final LayerNorm per stack,
 Linear generator; cross-entropy, Adam (lr 1e-4), no clipping; one fixed random batch.
+threads=N: torch.set_num_threads(N), and OPENBLAS_NUM_THREADS / OMP_NUM_THREADS = N (Debian's
+PyTorch reaches OpenBLAS through libblas.so.3, which torch.set_num_threads does not limit).
+seq=T: T input tokens per sequence (length T + 1) and batch 2048 // T, so B x T stays 2048.
+baseline: the peak RSS of importing torch and one trivial backward, nothing else (the memory
+every PyTorch process pays before a model exists).
 """
 import os
+import sys
 
+_threads = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("threads=")), "1")
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+    os.environ[_var] = _threads  # before torch loads OpenBLAS / OpenMP
 
 import json
 import math
 import resource
 import statistics
-import sys
 import time
 import warnings
 
@@ -85,14 +92,26 @@ class DecoderOnly(nn.Module):
 
 
 def main():
-    torch.set_num_threads(1)
+    args = sys.argv[1:]
+    threads = int(_threads)
+    torch.set_num_threads(threads)
     torch.manual_seed(1)
-    name = sys.argv[1]
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    warmup = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    ftz = "ftz" in sys.argv[4:]  # as bench_train_step's ftz: subnormal floats read and written as 0
+    if args and args[0] == "baseline":
+        x = torch.ones(4, requires_grad=True)
+        (x * 2).sum().backward()
+        print(json.dumps({"side": "pytorch", "config": "baseline",
+                          "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}))
+        return
+    name = args[0]
+    plain = [a for a in args[1:] if "=" not in a and a != "ftz"]
+    steps = int(plain[0]) if len(plain) > 0 else 20
+    warmup = int(plain[1]) if len(plain) > 1 else 3
+    ftz = "ftz" in args[1:]  # as bench_train_step's ftz: subnormal floats read and written as 0
+    seq = next((int(a.split("=", 1)[1]) for a in args[1:] if a.startswith("seq=")), 0)
     torch.set_flush_denormal(ftz)
-    c = CONFIGS[name]
+    c = dict(CONFIGS[name])
+    if seq:
+        c["length"], c["batch"] = seq + 1, max(1, 2048 // seq)
     model = DecoderOnly(c) if c["decoder_only"] else Seq2Seq(c)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -109,7 +128,8 @@ def main():
         opt.step()
         if s >= warmup:
             times.append(1000 * (time.perf_counter() - t0))
-    print(json.dumps({"side": "pytorch", "config": name, "flush_denormals": ftz,
+    print(json.dumps({"side": "pytorch", "config": name, "flush_denormals": ftz, "threads": threads,
+                      "seq": c["length"] - 1, "batch": c["batch"],
                       "ms_per_step": statistics.median(times),
                       "parameters": sum(p.numel() for p in model.parameters()),
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "steps": steps}))

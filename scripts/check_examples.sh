@@ -18,7 +18,7 @@ repo=$(pwd)
 build=${1:-build/release}
 cli=$build/apps/headlab
 jobs=${HEADLAB_JOBS:-2}
-export OPENBLAS_NUM_THREADS=1
+export HEADLAB_THREADS=1
 start=$(date +%s)
 
 if [ ! -x "$cli" ]; then

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.." || exit 2
 build=${1:-build/release}
 hl=$(cd "$build" && pwd)/apps/headlab
 [ -x "$hl" ] || { echo "hostile_inputs: $hl not found; build first"; exit 2; }
-export OPENBLAS_NUM_THREADS=1
+export HEADLAB_THREADS=1
 repo=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

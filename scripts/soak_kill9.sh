@@ -18,7 +18,7 @@ HL=$BUILD/apps/headlab
 WORK=${SOAK_DIR:-$(mktemp -d /tmp/headlab_soak.XXXXXX)}
 rm -rf "$WORK/straight" "$WORK/killed"
 mkdir -p "$WORK"
-export OPENBLAS_NUM_THREADS=1  # resume is bit-exact on one thread
+export HEADLAB_THREADS=1  # resume is bit-exact on one thread
 OPTS=(train --task copy --d-model 16 --heads 2 --ff 32 --layers 1 --batch 4 --steps "$STEPS" --save-every 5
       --eval-every 50 --eval-sequences 4 --stop-at-perfect=false --progress none)
 

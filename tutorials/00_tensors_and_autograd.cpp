@@ -31,6 +31,7 @@
 #include <xtensor/xio.hpp>
 
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 
 #include "tutorial_table.hpp"
 
@@ -73,7 +74,7 @@ void check_line(bool& ok, const std::string& name, double received, const std::s
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) set_blas_threads(1);
+  use_tutorial_threads();
   const std::string dot_path = argc > 1 ? argv[1] : "tensors_and_autograd.dot";
   bool ok = true;
 

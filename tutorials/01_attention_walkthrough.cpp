@@ -29,6 +29,7 @@
 
 #include "headlab/attention/attention.hpp"
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 
 #include "tutorial_table.hpp"
 
@@ -43,7 +44,7 @@ void section(const std::string& title) { std::cout << "\n== " << title << " ==\n
 }  // namespace
 
 int main() {
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) set_blas_threads(1);
+  use_tutorial_threads();
   bool ok = true;
 
   // ---- 0. The layer and its input -------------------------------------------

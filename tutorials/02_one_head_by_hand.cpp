@@ -29,6 +29,7 @@
 
 #include "headlab/attention/attention.hpp"
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 
 #include "tutorial_table.hpp"
 
@@ -104,7 +105,7 @@ Head head_by_hand(const TensorF& q, const TensorF& k, const TensorF& v, const Ma
 }  // namespace
 
 int main() {
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) set_blas_threads(1);
+  use_tutorial_threads();
   bool ok = true;
   const std::size_t T = 4, d = 2;
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 #include "headlab/models/transformer.hpp"
 
 #include "tutorial_table.hpp"
@@ -71,7 +72,7 @@ void section(const std::string& title) { std::cout << "\n== " << title << " ==\n
 }  // namespace
 
 int main() {
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) set_blas_threads(1);
+  use_tutorial_threads();
   bool ok = true;
   const std::size_t D = 16, h = 4, F = 32, B = 2, T = 5;
 

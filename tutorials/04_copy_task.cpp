@@ -17,12 +17,13 @@
 #include <sstream>
 
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 #include "headlab/train/trainer.hpp"
 
 using namespace headlab;
 
 int main(int argc, char** argv) {
-  set_blas_threads(1);
+  use_tutorial_threads();
   tune_allocator();
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
 

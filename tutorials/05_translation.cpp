@@ -21,6 +21,7 @@
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/trainer.hpp"
 #include "tutorial_table.hpp"
@@ -36,7 +37,7 @@ std::string joined(const std::vector<std::string>& tokens) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_blas_threads(1);
+  use_tutorial_threads();
   tune_allocator();
   bool quick = false;
   std::string data_dir = HEADLAB_DATASETS_DIR "/de-en/small";

@@ -21,6 +21,7 @@
 #include <map>
 
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 #include "headlab/data/input_file.hpp"
 #include "headlab/train/generation.hpp"
 #include "headlab/train/trainer.hpp"
@@ -28,7 +29,7 @@
 using namespace headlab;
 
 int main(int argc, char** argv) {
-  set_blas_threads(1);
+  use_tutorial_threads();
   tune_allocator();
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const std::string text_path = std::string(HEADLAB_DATASETS_DIR) + "/kjv/kjv.txt";

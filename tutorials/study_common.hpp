@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "headlab/headlab.hpp"
+#include "tutorial_threads.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/lab/sweep.hpp"
 #include "headlab/train/trainer.hpp"
@@ -24,7 +25,7 @@ struct StudyArgs {
   std::filesystem::path out;
 };
 inline StudyArgs study_args(int argc, char** argv, const std::string& default_out) {
-  set_blas_threads(1);
+  use_tutorial_threads();
   tune_allocator();
   StudyArgs a;
   a.out = default_out;

@@ -30,6 +30,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/threads.hpp"
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/user_input.hpp"
 #include "headlab/lab/sweep.hpp"
@@ -167,13 +168,19 @@ std::string describe_status(int status) {
 
 // Starts one run: `exe train <args> [--resume]`, stdout and stderr to RUN_DIR/log.txt
 // (appended to when resuming), stdin from /dev/null. Returns the child's pid.
-pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& run, bool resume) {
+// Each run gets `threads` threads (--threads before the command) unless its flags name their own.
+pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& run, bool resume, int threads) {
   const fs::path dir = plan.run_dir(run);
   if (!resume) fs::remove_all(dir);  // what a failed attempt left (metrics.jsonl would be appended to)
   fs::create_directories(dir);
   const std::string log = (dir / "log.txt").string();
 
-  std::vector<std::string> args = {exe, "train"};
+  std::vector<std::string> args = {exe};
+  if (std::find(run.train_args.begin(), run.train_args.end(), "--threads") == run.train_args.end()) {
+    args.push_back("--threads");
+    args.push_back(std::to_string(threads));
+  }
+  args.push_back("train");
   args.insert(args.end(), run.train_args.begin(), run.train_args.end());
   if (resume) args.push_back("--resume");
   std::vector<char*> argv;
@@ -214,12 +221,14 @@ SweepOutcome run_all(const std::string& exe, const SweepPlan& plan, const std::v
   std::size_t next = 0, ended = 0;
   bool passed_on = false;  // the stop signal has been sent to the running children
   const std::string of_total = " of " + std::to_string(todo.size());
+  // The runs at the same time share this process's threads (--threads), at least one each.
+  const int threads_per_run = std::max(1, headlab::threads() / static_cast<int>(std::max<std::size_t>(1, jobs)));
 
   while (running.size() > 0 || (next < todo.size() && g_stop_signal == 0)) {
     while (g_stop_signal == 0 && running.size() < jobs && next < todo.size()) {
       const SweepRun& run = plan.runs[todo[next]];
       const bool resume = run_state(plan.run_dir(run)) == RunState::Resumable;
-      const pid_t pid = start_run(exe, plan, run, resume);
+      const pid_t pid = start_run(exe, plan, run, resume, threads_per_run);
       running[pid] = {todo[next], clock::now()};
       ++next;
       std::cout << (resume ? "resume " : "start  ") << run.name << "  (run " << next << of_total << ")" << std::endl;

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "headlab/core/threads.hpp"
 #include "headlab/core/user_input.hpp"
 
 namespace headlab::cli {
@@ -62,6 +64,20 @@ inline CLI::Validator signed_whole_number() {
                        ", got " + quote_clipped(text));
     }
   });
+}
+
+// The thread count of this run: --threads when given (> 0), else $HEADLAB_THREADS when set, else
+// every core this process may use. ValueError on a bad HEADLAB_THREADS.
+inline int thread_count_to_use(int flag_value) {
+  if (flag_value > 0) return flag_value;
+  if (const char* env = std::getenv("HEADLAB_THREADS")) {
+    try {
+      return static_cast<int>(parse_whole_number(env, 1, 1024));
+    } catch (const ValueError& e) {
+      throw ValueError(std::string("HEADLAB_THREADS (the default of --threads): ") + e.what());
+    }
+  }
+  return available_cores();
 }
 
 // A CLI11 message cut to a readable length when it holds a whole hostile value (CLI11 quotes

@@ -19,8 +19,6 @@
 #include "headlab/train/trainer.hpp"
 
 int main(int argc, char** argv) {
-  // One thread by default: the two vCPUs here behave like one core.
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) headlab::set_blas_threads(1);
   headlab::tune_allocator();
 
   CLI::App app{"headlab: an autodiff framework for studying multi-head attention"};
@@ -29,6 +27,14 @@ int main(int argc, char** argv) {
   app.add_flag("--flush-denormals", flush_denormals,
                "treat subnormal floats as zero (torch.set_flush_denormal): faster when a saturated softmax "
                "produces them; give it before the command, e.g. headlab --flush-denormals train ...");
+
+  int thread_count = 0;  // 0: not given
+  app.add_option("--threads", thread_count,
+                 "threads for every kernel and BLAS (default: $HEADLAB_THREADS if set, else every core: " +
+                     std::to_string(headlab::available_cores()) + " here); the same seed and count give the same numbers")
+      ->check(headlab::cli::whole_number(1, 1024));
+  // --threads and --flush-denormals may also follow the command: headlab train --threads 2 ...
+  app.fallthrough();
 
   headlab::cli::MlpDemoOptions mlp;
   auto* demo = app.add_subcommand("mlp-demo", "train a tiny MLP on two spirals with the autograd engine");
@@ -195,6 +201,12 @@ int main(int argc, char** argv) {
     // (app.exit(e) would print CLI11's message whole, with a hostile value in it.)
     std::cerr << headlab::cli::clipped_message(e.what()) << "\nRun with --help for more information.\n";
     return 2;  // a usage error: bad flag or value
+  }
+  try {
+    headlab::set_threads(headlab::cli::thread_count_to_use(thread_count));
+  } catch (const headlab::ValueError& e) {
+    std::cerr << "headlab: " << e.what() << "\n";
+    return 2;
   }
   if (flush_denormals && !headlab::set_flush_denormal(true)) {
     std::cerr << "headlab: --flush-denormals is not supported on this CPU\n";

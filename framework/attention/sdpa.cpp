@@ -2,14 +2,13 @@
 //
 //   q (B, h, L, d), k (B, h_kv, S, d), v (B, h_kv, S, d_v), g = h / h_kv
 //   q_g      = q viewed as (B, h_kv, g L, d)        query heads of a group share one kv head
-//   scores   = q_g k^T * scale                      (B, h_kv, g L, S) -> viewed (B, h, L, S)
-//   scores  += bias;  scores[masked] = -inf
-//   weights  = softmax(scores, -1)                  (B, h, L, S), fully masked rows are 0
+//   scores   = (q_g * scale) k^T                    (B, h_kv, g L, S) -> viewed (B, h, L, S)
+//   scores  += bias
+//   weights  = softmax(scores, -1) over the keys no mask hides   (B, h, L, S), fully masked rows are 0
 //   out      = dropout(weights) viewed (B, h_kv, g L, S) @ v -> (B, h_kv, g L, d_v) -> (B, h, L, d_v)
 // Viewing q per group (instead of repeating k and v g times) lets the matmul
 // backward sum each kv head's gradient over its g query heads by itself.
 #include <cmath>
-#include <limits>
 
 #include "headlab/attention/attention.hpp"
 #include "headlab/core/task_marker.hpp"
@@ -51,15 +50,8 @@ void check_broadcasts(const Shape& src_shape, const Shape& full, const char* wha
   }
 }
 
-// The two helpers below are given to the TASK 2.3 region, their only caller; [[maybe_unused]]
-// keeps the student copy, where that region is blank, free of warnings.
-
-// ORs `src`, of shape `src_shape` broadcast to `full`, into the mask buffer `dst` of shape `full`.
-[[maybe_unused]] void or_into(std::vector<unsigned char>& dst, const MaskArray& src, const Shape& src_shape,
-                              const Shape& full) {
-  const bool* s = src.data();
-  detail::for_each_broadcast(src_shape, full, [&](std::size_t i, std::size_t j) { dst[i] |= s[j] ? 1 : 0; });
-}
+// Given to the TASK 2.3 region, its only caller; [[maybe_unused]] keeps the student copy, where
+// that region is blank, free of warnings.
 
 // start, start + 1, ..., start + n - 1
 [[maybe_unused]] std::vector<std::int64_t> iota_from(std::int64_t start, std::size_t n) {
@@ -122,25 +114,25 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
     throw ValueError("sdpa: attention dropout in training needs a generator");
   }
 
-  // ---- Masks: every reason to hide a key, ORed into one (B, h, L, S) buffer (1 = hidden) ----
+  // ---- Masks: every reason to hide a key, in compact form (ScoreMask, headlab/ops/ops.hpp) ----
   // Positions default to keys 0..S-1 and queries S-L..S-1 (the last L positions); the position
-  // mask is (L, S), key_padding_mask (B, S) applies as (B, 1, 1, S), attn_mask as given.
-  std::vector<unsigned char> hidden;  // empty: nothing hidden
-  if (positional || opt.key_padding_mask || opt.attn_mask) {
-    // BEGIN TASK 2.3: padding and attention masks
-    HEADLAB_TASK("2.3");
-    hidden.assign(detail::numel_of(full), 0);
-    if (positional) {
-      const auto kpos = opt.key_positions.empty() ? iota_from(0, S) : opt.key_positions;
-      const auto qpos = opt.query_positions.empty()
-                            ? iota_from(static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L), L)
-                            : opt.query_positions;
-      or_into(hidden, position_mask(qpos, kpos, true, opt.window, opt.sinks), {L, S}, full);
-    }
-    if (opt.key_padding_mask) or_into(hidden, *opt.key_padding_mask, {B, 1, 1, S}, full);
-    if (opt.attn_mask) or_into(hidden, *opt.attn_mask, detail::shape_of(*opt.attn_mask), full);
-    // END TASK 2.3
+  // mask is (L, S), key_padding_mask (B, S) applies to every head and query, attn_mask as given.
+  // masked_softmax reads them row by row: nothing of the scores' size (B, h, L, S) is built.
+  ScoreMask hide;
+  MaskArray positions;  // (L, S), when positional
+  // BEGIN TASK 2.3: padding and attention masks
+  HEADLAB_TASK("2.3");
+  if (positional) {
+    const auto kpos = opt.key_positions.empty() ? iota_from(0, S) : opt.key_positions;
+    const auto qpos = opt.query_positions.empty()
+                          ? iota_from(static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L), L)
+                          : opt.query_positions;
+    positions = position_mask(qpos, kpos, true, opt.window, opt.sinks);
+    hide.positions = &positions;
   }
+  if (opt.key_padding_mask) hide.padding = &*opt.key_padding_mask;
+  if (opt.attn_mask) hide.mask = &*opt.attn_mask;
+  // END TASK 2.3
 
   // ---- Attention (the formula at the top of this file) ----
   // BEGIN TASK 2.1: scaled dot-product attention
@@ -155,18 +147,15 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
   auto view = [groups](const Tensor<T>& t, const std::vector<std::ptrdiff_t>& shape) {
     return groups == 1 ? t : reshape(t, shape);
   };
-  const Tensor<T> q_grouped = view(q, {sB, shkv, sg * sL, static_cast<std::ptrdiff_t>(d)});
-  Tensor<T> scores = matmul(q_grouped, transpose(k, -1, -2)) * static_cast<T>(scale);
+  // The scale goes on q (B, h, L, d), as PyTorch does, not on the larger scores (B, h, L, S).
+  const Tensor<T> q_grouped = view(q * static_cast<T>(scale), {sB, shkv, sg * sL, static_cast<std::ptrdiff_t>(d)});
+  Tensor<T> scores = matmul(q_grouped, transpose(k, -1, -2));
   scores = view(scores, {sB, sh, sL, sS});
   if (opt.attn_bias) scores = scores + Tensor<T>(*opt.attn_bias);
-  if (!hidden.empty()) {
-    MaskArray m = MaskArray::from_shape(full);
-    for (std::size_t i = 0; i < hidden.size(); ++i) m.data()[i] = hidden[i] != 0;
-    scores = masked_fill(scores, m, -std::numeric_limits<T>::infinity());
-  }
 
   SdpaResult<T> result;
-  const Tensor<T> weights = softmax(scores, -1);  // (B, h, L, S)
+  // (B, h, L, S): softmax over the keys the masks leave visible (hidden ones get weight 0)
+  const Tensor<T> weights = hide.empty() ? softmax(scores, -1) : masked_softmax(scores, hide);
   Tensor<T> attn = weights;
   if (opt.training && opt.dropout > 0) attn = dropout(weights, static_cast<T>(opt.dropout), *opt.generator, true);
   // (B, h_kv, g L, S) @ (B, h_kv, S, d_v) -> (B, h_kv, g L, d_v) -> (B, h, L, d_v)

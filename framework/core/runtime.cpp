@@ -1,6 +1,4 @@
-// Process-wide runtime settings: OpenBLAS threads, the allocator, denormals.
-// The only file that includes <cblas.h> for OpenBLAS's thread control.
-#include <cblas.h>
+// Process-wide runtime settings: the allocator, denormals.
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -10,8 +8,6 @@
 #endif
 
 namespace headlab {
-
-void set_blas_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
 
 void tune_allocator() {
 #if defined(__GLIBC__)

@@ -9,6 +9,7 @@
 #include <xtensor/xmath.hpp>
 
 #include "headlab/core/task_marker.hpp"
+#include "headlab/core/threads.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/core/shape_utils.hpp"
 
@@ -206,13 +207,17 @@ Tensor<T> relu(const Tensor<T>& x) {
   Array<T> y = detail::empty_array<T>(x.shape());
   const T* xv = x.value().data();
   T* yv = y.data();
-  for (std::size_t i = 0; i < y.size(); ++i) yv[i] = xv[i] < T(0) ? T(0) : xv[i];  // a NaN stays NaN
+  parallel_for(y.size(), 1, [&](std::size_t b, std::size_t e) {  // elementwise: threads take blocks
+    for (std::size_t i = b; i < e; ++i) yv[i] = xv[i] < T(0) ? T(0) : xv[i];  // a NaN stays NaN
+  });
   return make_result<T>("relu", std::move(y), {x}, [](Node<T>& out) {
     Array<T> g = detail::empty_array<T>(detail::shape_of(out.value));
     const T* yv = out.value.data();
     const T* dy = out.grad.data();
     T* dx = g.data();
-    for (std::size_t i = 0; i < g.size(); ++i) dx[i] = yv[i] > T(0) ? dy[i] : T(0);
+    parallel_for(g.size(), 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) dx[i] = yv[i] > T(0) ? dy[i] : T(0);
+    });
     accumulate_grad(*out.inputs[0], std::move(g), "relu");
   }, ValueUse::own_output());
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "headlab/core/threads.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/core/shape_utils.hpp"
 
@@ -72,11 +73,14 @@ Array<T> permute_values(const Array<T>& x, const std::vector<std::size_t>& order
     // The last axis stays last (head split / merge): move whole contiguous rows.
     const std::size_t row = in[n - 1];
     if (row == 0) return y;
-    if (n == 4) {  // (B, T, h, d) <-> (B, h, T, d): three plain loops
-      for (std::size_t a = 0; a < out[0]; ++a)
-        for (std::size_t b = 0; b < out[1]; ++b)
-          for (std::size_t c = 0; c < out[2]; ++c, dst += row)
-            std::copy_n(src + a * strides[0] + b * strides[1] + c * strides[2], row, dst);
+    if (n == 4) {  // (B, T, h, d) <-> (B, h, T, d): three plain loops, the first shared among threads
+      parallel_for(out[0], out[1] * out[2] * row, [&](std::size_t a0, std::size_t a1) {
+        T* d = dst + a0 * out[1] * out[2] * row;
+        for (std::size_t a = a0; a < a1; ++a)
+          for (std::size_t b = 0; b < out[1]; ++b)
+            for (std::size_t c = 0; c < out[2]; ++c, d += row)
+              std::copy_n(src + a * strides[0] + b * strides[1] + c * strides[2], row, d);
+      });
       return y;
     }
     const Shape outer(out.begin(), out.end() - 1);

@@ -70,6 +70,76 @@ Array<T> softmax_backward_reference(const Array<T>& y, const Array<T>& dy, std::
   // END TASK 0.6
 }
 
+// ---- masked softmax (attention scores) --------------------------------------------------------
+
+// y = masked_softmax(x) for x (B, h, L, S), row by row: key j of row (b, head, i) is hidden when
+//   positions(i, j) or padding(b, j) or mask(b, head, i, j)      (each only when given; mask broadcast)
+// and then   y_j = exp(x_j - m) / sum over visible k of exp(x_k - m),  m = max over visible k of x_k,
+// y_j = 0 on hidden keys, y = 0 on a row with no visible key.
+template <typename T>
+Array<T> masked_softmax_reference(const Array<T>& x, const kernels::HiddenKeys& keys) {
+  const std::size_t B = keys.B, H = keys.h, L = keys.L, S = keys.S;
+  const std::size_t* ms = keys.mask_strides;
+  auto hidden = [&](std::size_t b, std::size_t head, std::size_t i, std::size_t j) {
+    return (keys.positions && keys.positions[i * S + j]) || (keys.padding && keys.padding[b * S + j]) ||
+           (keys.mask && keys.mask[b * ms[0] + head * ms[1] + i * ms[2] + j * ms[3]]);
+  };
+  Array<T> y = xt::zeros<T>(detail::shape_of(x));
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t head = 0; head < H; ++head)
+      for (std::size_t i = 0; i < L; ++i) {
+        const std::size_t row = ((b * H + head) * L + i) * S;
+        T m = neg_inf<T>;
+        for (std::size_t j = 0; j < S; ++j)
+          if (!hidden(b, head, i, j)) m = std::max(m, x.data()[row + j]);
+        if (m == neg_inf<T>) continue;  // nothing visible: y stays 0
+        T total = 0;
+        for (std::size_t j = 0; j < S; ++j)
+          if (!hidden(b, head, i, j)) total += std::exp(x.data()[row + j] - m);
+        for (std::size_t j = 0; j < S; ++j)
+          if (!hidden(b, head, i, j)) y.data()[row + j] = std::exp(x.data()[row + j] - m) / total;
+      }
+  return y;
+}
+
+// The ScoreMask of (B, h, L, S) scores as the kernels read it, after checking every shape.
+kernels::HiddenKeys hidden_keys_of(const ScoreMask& hide, const Shape& xs) {
+  if (xs.size() != 4) throw ShapeError("masked_softmax: scores must be (B, h, L, S), got " + shape_str(xs));
+  kernels::HiddenKeys k;
+  k.B = xs[0];
+  k.h = xs[1];
+  k.L = xs[2];
+  k.S = xs[3];
+  auto expect = [&](const MaskArray* m, const Shape& want, const char* what) {
+    if (m && detail::shape_of(*m) != want) {
+      throw ShapeError(std::string("masked_softmax: ") + what + " mask of shape " + shape_str(detail::shape_of(*m)) +
+                       " should be " + shape_str(want) + " for scores " + shape_str(xs) + " (B, h, L, S)");
+    }
+  };
+  expect(hide.positions, Shape{k.L, k.S}, "position");
+  expect(hide.padding, Shape{k.B, k.S}, "padding");
+  k.positions = hide.positions ? hide.positions->data() : nullptr;
+  k.padding = hide.padding ? hide.padding->data() : nullptr;
+  if (hide.mask) {
+    const Shape ms = detail::shape_of(*hide.mask);
+    bool fits = ms.size() <= 4;
+    // Right-aligned against (B, h, L, S): a dim of the mask is the scores' or 1 (stride 0).
+    std::size_t stride = 1;
+    for (std::size_t d = 0; fits && d < ms.size(); ++d) {
+      const std::size_t md = ms.size() - 1 - d, xd = 3 - d;
+      if (ms[md] != xs[xd] && ms[md] != 1) fits = false;
+      k.mask_strides[xd] = ms[md] == 1 ? 0 : stride;
+      stride *= ms[md];
+    }
+    if (!fits) {
+      throw ShapeError("masked_softmax: mask of shape " + shape_str(ms) + " does not broadcast to the scores " +
+                       shape_str(xs) + " (B, h, L, S)");
+    }
+    k.mask = hide.mask->data();
+  }
+  return k;
+}
+
 // ---- log_softmax -----------------------------------------------------------------------------
 
 // y = log_softmax(x) along axis, row by row:   y_j = x_j - m - log(sum_k exp(x_k - m)),  m = max_k x_k
@@ -127,6 +197,21 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
   }, ValueUse::own_output());
 }
 
+// y = softmax(scores with hidden keys at -inf, -1)      scores, y: (B, h, L, S)
+// dx = y * (dy - sum(dy * y, -1)): softmax's backward (task 0.6); hidden keys have y = 0, so dx = 0.
+template <typename T>
+Tensor<T> masked_softmax(const Tensor<T>& scores, const ScoreMask& hide) {
+  const kernels::HiddenKeys keys = hidden_keys_of(hide, scores.shape());
+  Array<T> y = detail::run_reference() ? masked_softmax_reference(scores.value(), keys)
+                                       : kernels::masked_softmax_forward(scores.value(), keys);
+  return make_result<T>("masked_softmax", std::move(y), {scores}, [](Node<T>& out) {
+    // out.value is y (kept: ValueUse::own_output() below), out.grad is dL/dy.
+    Array<T> dx = detail::run_task_region("0.6") ? softmax_backward_reference(out.value, out.grad, 3)
+                                                 : kernels::softmax_backward(out.value, out.grad, 3);
+    accumulate_grad(*out.inputs[0], std::move(dx), "masked_softmax");
+  }, ValueUse::own_output());
+}
+
 // y = log_softmax(x) along axis      x, y: same shape
 template <typename T>
 Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
@@ -144,7 +229,8 @@ Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
 
 #define INSTANTIATE(T)                                                  \
   template Tensor<T> softmax<T>(const Tensor<T>&, std::ptrdiff_t);      \
-  template Tensor<T> log_softmax<T>(const Tensor<T>&, std::ptrdiff_t);
+  template Tensor<T> log_softmax<T>(const Tensor<T>&, std::ptrdiff_t);  \
+  template Tensor<T> masked_softmax<T>(const Tensor<T>&, const ScoreMask&);
 HEADLAB_INSTANTIATE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -11,6 +11,7 @@
 
 #include "headlab/core/task_marker.hpp"
 #include "headlab/core/shape_utils.hpp"
+#include "headlab/core/threads.hpp"
 
 namespace headlab {
 
@@ -110,14 +111,26 @@ void Optimizer<T>::step() {
     }
   }
   const std::size_t n_buffers = buffer_names().size();
+  std::vector<std::size_t> updated;  // the parameters with a gradient
+  std::size_t elements = 0;
   for (std::size_t i = 0; i < params_.size(); ++i) {
     Tensor<T>& p = params_[i];
     if (!p.has_grad()) continue;  // as PyTorch: no gradient, no update, no state change
     ParamState& s = states_[i];
     if (s.buffers.empty()) s.buffers.assign(n_buffers, Array<T>(xt::zeros<T>(p.shape())));
     ++s.step;
-    update(p.mutable_value(), p.grad(), s);
+    updated.push_back(i);
+    elements += p.value().size();
   }
+  // Each parameter's update is independent of the others': they are shared among the threads
+  // (headlab/core/threads.hpp), whole parameters per thread, so the bits do not depend on the count.
+  const std::size_t per_parameter = updated.empty() ? 0 : 8 * elements / updated.size();
+  parallel_for(updated.size(), per_parameter, [&](std::size_t u0, std::size_t u1) {
+    for (std::size_t u = u0; u < u1; ++u) {
+      Tensor<T>& p = params_[updated[u]];
+      update(p.mutable_value(), p.grad(), states_[updated[u]]);
+    }
+  });
   ++steps_;
 }
 

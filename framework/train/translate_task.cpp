@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/threads.hpp"
 #include "headlab/data/bleu.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/memory_estimate.hpp"
@@ -359,6 +360,7 @@ class TranslateTask : public detail::TrainingTask {
                               {"task", "translate"},
                               {"interrupted", result.interrupted},
                               {"seconds", result.seconds},
+                              {"threads", threads()},
                               {"flops_per_token", transformer_flops_per_token(
                                                       model_.config(), std::size_t(src_tokens / n_valid + 0.5),
                                                       std::max<std::size_t>(1, std::size_t(tgt_tokens / n_valid + 0.5)))},

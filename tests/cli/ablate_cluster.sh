@@ -17,7 +17,7 @@ set -u
 hl=$1
 work=$2
 case_name=$3
-export OPENBLAS_NUM_THREADS=1
+export HEADLAB_THREADS=1
 train=(--task copy --steps 30 --d-model 16 --ff 32 --layers 1 --eval-every 30 --eval-sequences 50)
 grid=(--grid heads=1,2 --seeds 1,2)
 # The plan's order: task i of the array runs run i.

@@ -10,7 +10,7 @@ add_test(NAME cli.eval_data_matches_trainer
          COMMAND ${CMAKE_COMMAND} -DHL=${HL} -DTOY=${TOY} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_eval_matches_trainer
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/eval_matches_trainer.cmake)
 set_tests_properties(cli.eval_data_matches_trainer PROPERTIES PASS_REGULAR_EXPRESSION "EVAL-MATCHES-TRAINER"
-                     ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+                     ENVIRONMENT "HEADLAB_THREADS=1")
 
 # The human lines (no ';' in the pattern: CTest would split it into alternatives): sentences, tokens, unknown-token rates, loss, BLEU. Two words the toy vocabularies
 # lack (one per side) among 4 source and 5 target tokens: 25% and 20%; the loss counts 5 + 2 </s>.

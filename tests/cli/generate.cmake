@@ -32,7 +32,7 @@ set_tests_properties(cli.generate_seed_determinism PROPERTIES
 add_test(NAME cli.generate_streams_tokens
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/generate_streams.py ${HL} ${GEN_CKPT})
 set_tests_properties(cli.generate_seed_determinism cli.generate_greedy_format cli.generate_streams_tokens
-                     PROPERTIES FIXTURES_REQUIRED generate_induction ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+                     PROPERTIES FIXTURES_REQUIRED generate_induction ENVIRONMENT "HEADLAB_THREADS=1")
 
 # Refused before any work (2: a usage error; 1: a file that cannot be used).
 set(GEN ${HL} generate --checkpoint ${GEN_CKPT})

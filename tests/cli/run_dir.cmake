@@ -8,7 +8,7 @@ string(REPLACE ";" " " RUNDIR_TINY_ARGS "${RUNDIR_TINY}")
 
 add_test(NAME cli.run_dir_finished_run_refused
          COMMAND ${CMAKE_COMMAND} -DHL=${HL} -DWORK=${RUNDIR_WORK}/refuse -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_dir_refuse.cmake)
-set_tests_properties(cli.run_dir_finished_run_refused PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+set_tests_properties(cli.run_dir_finished_run_refused PROPERTIES ENVIRONMENT "HEADLAB_THREADS=1")
 
 # One long train holds the directory (it has written its pid into .lock); a second is refused
 # naming that pid; after kill -9 of the first the directory is free again.
@@ -23,7 +23,7 @@ add_test(NAME cli.run_dir_second_train_refused
                         test $s -eq 2 && grep -q \"in use by process $pid \" ${W}/second.out && test $t -eq 0 && echo CONCURRENT-OK"
                  ${HL})
 set_tests_properties(cli.run_dir_second_train_refused PROPERTIES PASS_REGULAR_EXPRESSION "CONCURRENT-OK"
-                     ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+                     ENVIRONMENT "HEADLAB_THREADS=1")
 
 # A full disk: files may not grow past N blocks of 512 bytes (ulimit -f; SIGXFSZ ignored, so
 # write() fails with EFBIG): 16 for heads (its attention maps are larger), 4 for prune (its SVGs are).

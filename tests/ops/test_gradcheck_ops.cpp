@@ -149,6 +149,22 @@ std::vector<OpCase> op_table() {
                  const MaskArray m = mask({0, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 1}, {3, 4});
                  return masked_fill(log_softmax(masked_fill(x[0], m, kNegInf), -1), m, 0.0);
                }});
+  // masked_softmax over (B, h, L, S) scores: each mask source alone, all three with a fully hidden
+  // row, and a broadcast (1, h, 1, S) mask. The masks are made inside the call: read there only.
+  t.push_back({"masked_softmax positions", "masked_softmax", {{2, 2, 3, 4}}, [](In x) {
+                 const MaskArray pos = mask({0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1}, {3, 4});
+                 return masked_softmax(x[0], ScoreMask{&pos, nullptr, nullptr});
+               }});
+  t.push_back({"masked_softmax padding", "masked_softmax", {{2, 2, 3, 4}}, [](In x) {
+                 const MaskArray pad = mask({0, 0, 0, 1, 0, 1, 1, 0}, {2, 4});
+                 return masked_softmax(x[0], ScoreMask{nullptr, &pad, nullptr});
+               }});
+  t.push_back({"masked_softmax all three, a hidden row", "masked_softmax", {{2, 2, 3, 4}}, [](In x) {
+                 const MaskArray pos = mask({0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1}, {3, 4});
+                 const MaskArray pad = mask({0, 0, 0, 1, 1, 0, 0, 0}, {2, 4});
+                 const MaskArray any = mask({0, 0, 1, 0, 1, 0, 0, 0}, {1, 2, 1, 4});  // hides row (b 1, head 0, query 0)
+                 return masked_softmax(x[0], ScoreMask{&pos, &pad, &any});
+               }});
   // Losses and normalisation.
   t.push_back({"cross_entropy", "cross_entropy", {{5, 4}},
                [](In x) { return cross_entropy(x[0], ids({0, 3, 1, 2, 3}, {5})); }});
@@ -185,7 +201,8 @@ TEST_CASE("gradcheck: every op, float64 central differences") {
   for (const char* op : {"add", "sub", "mul", "div", "neg", "add_scalar", "mul_scalar", "pow", "exp", "log", "sqrt",
                          "tanh", "sigmoid", "relu", "gelu", "sum", "mean", "max", "matmul", "linear", "reshape", "view",
                          "transpose", "permute", "narrow", "split", "concat", "stack", "embedding", "gather",
-                         "masked_fill", "where", "softmax", "log_softmax", "cross_entropy", "layer_norm", "dropout"}) {
+                         "masked_fill", "where", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "layer_norm",
+                         "dropout"}) {
     CHECK_MESSAGE(ops_covered.count(op) == 1, "no gradcheck row for op " << op);
   }
 }

@@ -133,6 +133,50 @@ TEST_CASE_TEMPLATE("kernels: softmax and log_softmax, fast equals reference arou
   }
 }
 
+TEST_CASE_TEMPLATE("kernels: masked_softmax, fast equals reference and masked_fill then softmax, every mask source",
+                   T, float, double) {
+  Generator gen(103);
+  for (std::size_t S : lengths_around_simd_width<T>()) {
+    CAPTURE(S);
+    const std::size_t B = 2, H = 3, L = 4;
+    auto random_mask = [&](const Shape& shape, double p) {
+      MaskArray m = MaskArray::from_shape(shape);
+      for (auto& x : m) x = gen.uniform01() < p;
+      return m;
+    };
+    const MaskArray pos = random_mask({L, S}, 0.3), pad = random_mask({B, S}, 0.2);
+    const MaskArray any = random_mask({B, 1, L, S}, 0.2), full = random_mask({B, H, L, S}, 0.3);
+    const Array<T> x = random_array<T>({B, H, L, S}, gen, -6, 6);
+    for (const ScoreMask hide : {ScoreMask{&pos, nullptr, nullptr}, ScoreMask{nullptr, &pad, nullptr},
+                                 ScoreMask{&pos, &pad, &any}, ScoreMask{nullptr, nullptr, &full},
+                                 ScoreMask{&pos, nullptr, &pos}}) {
+      check_fast_equals_reference<T>("masked_softmax", [hide](const auto& in) { return masked_softmax(in[0], hide); },
+                                     {x}, gen);
+      // The same as hiding with masked_fill on the whole (B, h, L, S) mask, then softmax.
+      MaskArray hidden = MaskArray::from_shape({B, H, L, S});
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+          for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < S; ++j)
+              hidden(b, h, i, j) = (hide.positions && (*hide.positions)(i, j)) || (hide.padding && (*hide.padding)(b, j)) ||
+                                   (hide.mask == &any && any(b, 0, i, j)) || (hide.mask == &full && full(b, h, i, j)) ||
+                                   (hide.mask == &pos && pos(i, j));
+      const Tensor<T> leaf(x, false);
+      const Array<T> masked = masked_softmax(leaf, hide).value();
+      const Array<T> composed = softmax(masked_fill(leaf, hidden, kNegInf<T>), -1).value();
+      CHECK(worst_mismatch(masked, composed) <= tolerance<T>());
+    }
+  }
+  // Masks that do not fit the scores are refused, naming both shapes.
+  const Tensor<T> scores(Array<T>(xt::zeros<T>({2, 3, 4, 5})), false);
+  const MaskArray wrong = MaskArray::from_shape({4, 6}), wrong_pad = MaskArray::from_shape({3, 5});
+  CHECK_THROWS_WITH_AS(masked_softmax(scores, ScoreMask{&wrong, nullptr, nullptr}),
+                       "masked_softmax: position mask of shape [4, 6] should be [4, 5] for scores [2, 3, 4, 5] (B, h, L, S)",
+                       ShapeError);
+  CHECK_THROWS_AS(masked_softmax(scores, ScoreMask{nullptr, &wrong_pad, nullptr}), ShapeError);
+  CHECK_THROWS_AS(masked_softmax(scores, ScoreMask{nullptr, nullptr, &wrong}), ShapeError);
+}
+
 TEST_CASE_TEMPLATE("kernels: cross_entropy, fast equals reference around the SIMD width, with ignored rows", T, float,
                    double) {
   Generator gen(102);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/threads.hpp"
 #include "headlab/train/trainer.hpp"
 #include "read_bytes.hpp"
 #include "test_support.hpp"
@@ -208,4 +209,28 @@ TEST_CASE("lm task: --tokenizer word trains on words, scores bits per character 
   CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("tokenizer: 'bpe' is not char or word"), OptionError);
   bad.tokenizer = "char";
   CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("min_freq: is for --tokenizer word"), OptionError);
+}
+
+TEST_CASE("lm task: the same seed and thread count give the same losses bit for bit, at 1 and at 2 threads") {
+  const int old_threads = threads();
+  const std::size_t old_work = min_parallel_work();
+  set_min_parallel_work(1);  // every parallel path runs, even on this small model
+  std::vector<std::vector<double>> losses;
+  for (int n : {1, 1, 2, 2}) {
+    set_threads(n);
+    TempDir d("lm_threads");
+    std::ostringstream log;
+    TrainOptions o = small_lm(d.path, 4);
+    o.dropout = 0.1;  // dropout's random draws too
+    losses.push_back(train(o, log).losses);
+  }
+  set_threads(old_threads);
+  set_min_parallel_work(old_work);
+  REQUIRE(losses[0].size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(losses[1][i] == losses[0][i]);  // one thread, twice
+    CHECK(losses[3][i] == losses[2][i]);  // two threads, twice
+    CHECK(losses[2][i] == doctest::Approx(losses[0][i]).epsilon(1e-4));  // 1 vs 2: the same model to rounding
+  }
 }

@@ -121,10 +121,10 @@ TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") 
   for (std::size_t i = 0; i < full.losses.size(); ++i) CHECK(resumed.losses[i] == full.losses[i]);
 }
 
-// A run short enough for a test whose evaluations differ in loss and BLEU: 120 steps, an
+// A run short enough for a test whose evaluations differ in loss and BLEU: 200 steps, an
 // evaluation every 10 (BLEU rises from 0 while the loss still falls).
 TrainOptions selection_run(const TempDir& dir, const std::string& select) {
-  TrainOptions o = toy_options(dir, 120);
+  TrainOptions o = toy_options(dir, 200);
   o.eval_every = 10;
   o.eval_sentences = 20;
   o.test_file.clear();

@@ -13,6 +13,8 @@
 //   dQ_r += scale dS K_c;  dK_c += scale dS^T Q_r
 // Only the output and Lse (B, h, L) are kept for the backward: memory O(T d) per head instead of
 // the (L x S) score and weight matrices the composed path stores.
+// Threads (headlab/core/threads.hpp): the forward shares out (batch, head) pairs, the backward
+// (batch, kv head) pairs, so every sum is taken in the same order for any thread count.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -137,11 +139,12 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
   {
     const T *Q = q.value().data(), *K = k.value().data(), *V = v.value().data();
     T* O = out.data();
-    std::vector<T> s(Bq * Bk), m(Bq), l(Bq), pv(Bq * dv);
-    std::vector<unsigned char> mask(Bq * Bk);
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t hh = 0; hh < H; ++hh) {
-        const std::size_t kv = hh / g;
+    // Heads are independent: the (b, head) pairs are shared among the threads.
+    parallel_for(B * H, L * S * (d + dv), [&](std::size_t bh0, std::size_t bh1) {
+      std::vector<T> s(Bq * Bk), m(Bq), l(Bq);
+      std::vector<unsigned char> mask(Bq * Bk);
+      for (std::size_t bh = bh0; bh < bh1; ++bh) {
+        const std::size_t b = bh / H, hh = bh % H, kv = hh / g;
         const T* Qh = Q + (b * H + hh) * L * d;
         const T* Kh = K + (b * Hkv + kv) * S * d;
         const T* Vh = V + (b * Hkv + kv) * S * dv;
@@ -184,6 +187,7 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
           }
         }
       }
+    });
   }
 
   SdpaResult<T> result;
@@ -195,11 +199,14 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
         const T *Q = node.inputs[0]->value.data(), *K = node.inputs[1]->value.data(), *V = node.inputs[2]->value.data();
         const T *O = node.value.data(), *dO = node.grad.data();
         Array<T> dq = xt::zeros<T>(qs), dk = xt::zeros<T>(ks), dvv = xt::zeros<T>(vs);
+        // The g query heads of a kv head all add into its dK and dV: the threads share the
+        // (b, kv head) pairs, and each sums its query heads and blocks in order, as one thread would.
+        parallel_for(B * Hkv, g * L * S * (2 * d + 2 * dv), [&](std::size_t bk0, std::size_t bk1) {
         std::vector<T> p(Bq * Bk), dp(Bq * Bk), D(Bq);
         std::vector<unsigned char> mask(Bq * Bk);
-        for (std::size_t b = 0; b < B; ++b)
-          for (std::size_t hh = 0; hh < H; ++hh) {
-            const std::size_t kv = hh / g, qoff = (b * H + hh) * L, koff = (b * Hkv + kv) * S;
+        for (std::size_t bk = bk0; bk < bk1; ++bk)
+          for (std::size_t hh = (bk % Hkv) * g; hh < (bk % Hkv + 1) * g; ++hh) {
+            const std::size_t b = bk / Hkv, kv = bk % Hkv, qoff = (b * H + hh) * L, koff = (b * Hkv + kv) * S;
             for (std::size_t r0 = 0; r0 < L; r0 += Bq) {
               const std::size_t rows = std::min(Bq, L - r0);
               for (std::size_t r = 0; r < rows; ++r)  // D = rowsum(dO * O)
@@ -237,6 +244,7 @@ SdpaResult<T> flash_attention(const Tensor<T>& q, const Tensor<T>& k, const Tens
               }
             }
           }
+        });
         // Saturated heads give gradients so small that their sums underflow: hand out no subnormals.
         for (Array<T>* grad : {&dq, &dk, &dvv}) detail::flush_subnormals(grad->data(), grad->size());
         if (wants_grad(node, 0)) accumulate_grad(*node.inputs[0], std::move(dq), "flash_attention");

@@ -9,6 +9,7 @@
 #include "headlab/core/graphviz.hpp"
 #include "headlab/core/random.hpp"
 #include "headlab/core/runtime.hpp"
+#include "headlab/core/threads.hpp"
 #include "headlab/core/tensor.hpp"
 // ops: every differentiable op, and the switch between their fast kernels and readable references
 #include "headlab/ops/kernel_choice.hpp"

@@ -2,9 +2,15 @@
 // matrix, or one gemm for all of them when b is a plain matrix (a weight): a's batches are then
 // one tall (rows x k) matrix. gemm with beta = 1 accumulates, which sums the gradient of a matrix
 // that several outputs share. The readable versions are in ops/matmul.cpp.
+//
+// Threads (headlab/core/threads.hpp): a single product is split by gemm() itself; a batch of
+// products (the per-head ones of attention) is split by matrix, each thread running whole
+// single-threaded products. A gradient that several outputs add into the same matrix of a (or b)
+// is summed on one thread in batch order, so the sum is the same for every thread count.
 #include "ops/kernels/matmul_kernels.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "headlab/core/shape_utils.hpp"
 #include "ops/kernels/blas_gemm.hpp"
@@ -23,11 +29,39 @@ Array<T> matmul_forward(const Array<T>& a, const Array<T>& b, const MatmulPlan& 
     const std::size_t rows = a.size() / p.k;
     gemm(false, false, rows, p.m, p.k, a.data(), b.data(), T(0), c.data());
   } else {
-    for (std::size_t i = 0; i < p.a_of.size(); ++i)
-      gemm(false, false, p.n, p.m, p.k, a.data() + p.a_of[i] * nk, b.data() + p.b_of[i] * km, T(0), c.data() + i * nm);
+    parallel_for(p.a_of.size(), p.n * p.m * p.k, [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i)
+        gemm(false, false, p.n, p.m, p.k, a.data() + p.a_of[i] * nk, b.data() + p.b_of[i] * km, T(0), c.data() + i * nm);
+    });
   }
   return c;
 }
+
+namespace {
+// for_each_product(fn): fn(i) for every output matrix i. When every target matrix (a_of for da,
+// b_of for db) belongs to one output only, the products are independent and run in parallel;
+// otherwise in batch order on this thread (each gemm still splits itself).
+template <typename Fn>
+void for_each_product(const std::vector<std::size_t>& target_of, std::size_t work, Fn&& fn) {
+  const std::size_t batches = target_of.size();
+  std::vector<bool> seen(batches, false);
+  bool distinct = true;
+  for (std::size_t t : target_of) {
+    if (t >= batches || seen[t]) {
+      distinct = false;
+      break;
+    }
+    seen[t] = true;
+  }
+  if (!distinct) {
+    for (std::size_t i = 0; i < batches; ++i) fn(i);
+    return;
+  }
+  parallel_for(batches, work, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) fn(i);
+  });
+}
+}  // namespace
 
 template <typename T>
 MatmulGrads<T> matmul_backward(const Array<T>& a, const Array<T>& b, const Array<T>& dc, const MatmulPlan& p,
@@ -47,8 +81,10 @@ MatmulGrads<T> matmul_backward(const Array<T>& a, const Array<T>& b, const Array
     } else if (p.b_is_matrix) {  // dA (rows x k) = dC (rows x m) @ B^T
       gemm(false, true, g.da.size() / p.k, p.k, p.m, dC, B, T(0), g.da.data());
     } else {
-      for (std::size_t i = 0; i < p.a_of.size(); ++i)
-        gemm(false, true, p.n, p.k, p.m, dC + i * nm, B + p.b_of[i] * km, T(1), g.da.data() + p.a_of[i] * nk);
+      T* dA = g.da.data();
+      for_each_product(p.a_of, p.n * p.k * p.m, [&](std::size_t i) {
+        gemm(false, true, p.n, p.k, p.m, dC + i * nm, B + p.b_of[i] * km, T(1), dA + p.a_of[i] * nk);
+      });
     }
   }
   if (want_db) {
@@ -58,8 +94,10 @@ MatmulGrads<T> matmul_backward(const Array<T>& a, const Array<T>& b, const Array
     } else if (p.b_is_matrix) {  // dB (k x m) = A^T (k x rows) @ dC (rows x m)
       gemm(true, false, p.k, p.m, a.size() / p.k, A, dC, T(0), g.db.data());
     } else {
-      for (std::size_t i = 0; i < p.a_of.size(); ++i)
-        gemm(true, false, p.k, p.m, p.n, A + p.a_of[i] * nk, dC + i * nm, T(1), g.db.data() + p.b_of[i] * km);
+      T* dB = g.db.data();
+      for_each_product(p.b_of, p.k * p.m * p.n, [&](std::size_t i) {
+        gemm(true, false, p.k, p.m, p.n, A + p.a_of[i] * nk, dC + i * nm, T(1), dB + p.b_of[i] * km);
+      });
     }
   }
   return g;
@@ -73,7 +111,9 @@ Array<T> linear_forward(const Array<T>& x, const Array<T>& weight, const T* bias
   Array<T> y = detail::empty_array<T>(y_shape);
   T* py = y.data();
   if (bias) {
-    for (std::size_t r = 0; r < rows; ++r) std::copy_n(bias, out_features, py + r * out_features);
+    parallel_for(rows, out_features, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r) std::copy_n(bias, out_features, py + r * out_features);
+    });
   } else {
     std::fill_n(py, y.size(), T(0));
   }
@@ -100,9 +140,14 @@ LinearGrads<T> linear_backward(const Array<T>& x, const Array<T>& weight, const 
     if (!empty) gemm(true, false, out_features, in, rows, dy.data(), x.data(), T(0), g.dweight.data());
   }
   if (want_dbias) {  // dbias = sum over rows of dy
+    // Each thread sums its block of columns over all rows, in row order.
     g.dbias = xt::zeros<T>(Shape{out_features});
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t o = 0; o < out_features; ++o) g.dbias.data()[o] += dy.data()[r * out_features + o];
+    T* db = g.dbias.data();
+    const T* d = dy.data();
+    parallel_for(out_features, rows, [&](std::size_t o0, std::size_t o1) {
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t o = o0; o < o1; ++o) db[o] += d[r * out_features + o];
+    });
   }
   return g;
 }

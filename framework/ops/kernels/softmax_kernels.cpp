@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "headlab/core/shape_utils.hpp"
+#include "headlab/core/threads.hpp"
 #include "ops/kernels/row_kernels.hpp"
 
 namespace headlab::kernels {
@@ -24,15 +25,18 @@ class Rows {
   std::size_t size() const { return s_.size; }
 
   // fn(r, out_row, a_row, b_row) for every row r, with rows of a and b (b may be null: then
-  // b_row is null); out_row is written by fn and lands in out.
+  // b_row is null); out_row is written by fn and lands in out. Rows are shared among the threads
+  // (headlab/core/threads.hpp); each row is computed whole by one of them.
   template <typename Fn>
   void map(T* out, const T* a, const T* b, Fn&& fn) const {
-    std::vector<T> a_buf, b_buf, out_buf;
-    for (std::size_t r = 0; r < count(); ++r) {
-      T* out_row = target(out, r, out_buf);
-      fn(r, out_row, load(a, r, a_buf), b ? load(b, r, b_buf) : nullptr);
-      store(out, r, out_buf);
-    }
+    parallel_for(count(), 8 * size(), [&](std::size_t r0, std::size_t r1) {
+      std::vector<T> a_buf, b_buf, out_buf;
+      for (std::size_t r = r0; r < r1; ++r) {
+        T* out_row = target(out, r, out_buf);
+        fn(r, out_row, load(a, r, a_buf), b ? load(b, r, b_buf) : nullptr);
+        store(out, r, out_buf);
+      }
+    });
   }
 
  private:
@@ -60,6 +64,19 @@ class Rows {
 template <typename T>
 constexpr T neg_inf = -std::numeric_limits<T>::infinity();
 
+// y = softmax(x) over one contiguous row of n (y may be x); an all -inf row gives y = 0.
+template <typename T>
+void softmax_row(const T* x, T* y, std::size_t n) {
+  const T m = detail::row_max(x, n);
+  if (m == neg_inf<T>) {
+    std::fill_n(y, n, T(0));  // fully masked row
+    return;
+  }
+  const T inv_total = T(1) / detail::row_exp_shifted(x, m, y, n);
+  for (std::size_t j = 0; j < n; ++j) y[j] *= inv_total;
+  detail::flush_subnormals(y, n);
+}
+
 }  // namespace
 
 template <typename T>
@@ -68,15 +85,41 @@ Array<T> softmax_forward(const Array<T>& x, std::size_t axis) {
   const Rows<T> rows(shape, axis);
   const std::size_t n = rows.size();
   Array<T> y = detail::empty_array<T>(shape);
-  rows.map(y.data(), x.data(), nullptr, [n](std::size_t, T* yr, const T* xr, const T*) {
-    const T m = detail::row_max(xr, n);
-    if (m == neg_inf<T>) {
-      std::fill_n(yr, n, T(0));  // fully masked row
-      return;
+  rows.map(y.data(), x.data(), nullptr, [n](std::size_t, T* yr, const T* xr, const T*) { softmax_row(xr, yr, n); });
+  return y;
+}
+
+void HiddenKeys::row(std::size_t r, unsigned char* out) const {
+  const std::size_t i = r % L, b = r / (h * L), head = (r / L) % h;
+  if (positions) {
+    const bool* p = positions + i * S;
+    for (std::size_t j = 0; j < S; ++j) out[j] |= p[j] ? 1 : 0;
+  }
+  if (padding) {
+    const bool* p = padding + b * S;
+    for (std::size_t j = 0; j < S; ++j) out[j] |= p[j] ? 1 : 0;
+  }
+  if (mask) {
+    const bool* p = mask + b * mask_strides[0] + head * mask_strides[1] + i * mask_strides[2];
+    for (std::size_t j = 0; j < S; ++j) out[j] |= p[j * mask_strides[3]] ? 1 : 0;
+  }
+}
+
+template <typename T>
+Array<T> masked_softmax_forward(const Array<T>& x, const HiddenKeys& hidden) {
+  // Row by row: copy the scores, set the hidden ones to -inf, softmax in place.
+  const std::size_t S = hidden.S, rows = S ? x.size() / S : 0;
+  Array<T> y = detail::empty_array<T>(detail::shape_of(x));
+  parallel_for(rows, 8 * S, [&](std::size_t r0, std::size_t r1) {
+    std::vector<unsigned char> hide(S);
+    for (std::size_t r = r0; r < r1; ++r) {
+      const T* xr = x.data() + r * S;
+      T* yr = y.data() + r * S;
+      std::fill(hide.begin(), hide.end(), 0);
+      hidden.row(r, hide.data());
+      for (std::size_t j = 0; j < S; ++j) yr[j] = hide[j] ? neg_inf<T> : xr[j];
+      softmax_row(yr, yr, S);
     }
-    const T inv_total = T(1) / detail::row_exp_shifted(xr, m, yr, n);
-    for (std::size_t j = 0; j < n; ++j) yr[j] *= inv_total;
-    detail::flush_subnormals(yr, n);
   });
   return y;
 }
@@ -143,6 +186,7 @@ Array<T> log_softmax_backward(const Array<T>& y, const Array<T>& dy, const MaskA
 #define INSTANTIATE(T)                                                                                          \
   template Array<T> softmax_forward<T>(const Array<T>&, std::size_t);                                           \
   template Array<T> softmax_backward<T>(const Array<T>&, const Array<T>&, std::size_t);                         \
+  template Array<T> masked_softmax_forward<T>(const Array<T>&, const HiddenKeys&);                              \
   template LogSoftmaxForward<T> log_softmax_forward<T>(const Array<T>&, std::size_t);                           \
   template Array<T> log_softmax_backward<T>(const Array<T>&, const Array<T>&, const MaskArray&, std::size_t);
 HEADLAB_INSTANTIATE(INSTANTIATE)

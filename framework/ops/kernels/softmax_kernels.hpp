@@ -22,6 +22,21 @@ Array<T> softmax_forward(const Array<T>& x, std::size_t axis);
 template <typename T>
 Array<T> softmax_backward(const Array<T>& y, const Array<T>& dy, std::size_t axis);
 
+// Where the keys of row r = (b, head, i) of (B, h, L, S) scores are hidden: hidden(r, row) sets
+// row[j] = 1 for each hidden key j (row has S bytes, zeroed by the caller). Built by
+// ops/softmax.cpp from a ScoreMask, whose row rule is written out there.
+struct HiddenKeys {
+  std::size_t B = 0, h = 0, L = 0, S = 0;
+  const bool* positions = nullptr;  // (L, S) or null
+  const bool* padding = nullptr;    // (B, S) or null
+  const bool* mask = nullptr;       // broadcast to (B, h, L, S) with `mask_strides` (0 on a broadcast dim)
+  std::size_t mask_strides[4] = {0, 0, 0, 0};
+  void row(std::size_t r, unsigned char* out) const;
+};
+// y = softmax(x with hidden keys at -inf) over the last axis of (B, h, L, S) x.
+template <typename T>
+Array<T> masked_softmax_forward(const Array<T>& x, const HiddenKeys& hidden);
+
 // log_softmax's forward also says which rows were fully masked (their y is 0 and so is their dx).
 template <typename T>
 struct LogSoftmaxForward {

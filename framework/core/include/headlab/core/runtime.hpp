@@ -1,9 +1,8 @@
-// headlab/core/runtime.hpp: process-wide settings: BLAS threads, the allocator, subnormal floats.
+// headlab/core/runtime.hpp: process-wide settings: the allocator, subnormal floats. (Threads:
+// headlab/core/threads.hpp.)
 #pragma once
 
 namespace headlab {
-// Sets OpenBLAS's thread count (headlab defaults to 1: see README).
-void set_blas_threads(int n);
 // Keeps freed memory in the process (glibc): training allocates the same
 // sizes every step, and returning them to the kernel costs page faults.
 void tune_allocator();

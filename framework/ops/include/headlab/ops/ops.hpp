@@ -100,6 +100,24 @@ template <typename T> Tensor<T> where(const MaskArray& cond, const Tensor<T>& a,
 template <typename T> Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis = -1);
 template <typename T> Tensor<T> log_softmax(const Tensor<T>& x, std::ptrdiff_t axis = -1);
 
+// Which keys each row of attention scores (B, h, L, S) may not see, in compact form. A key is
+// hidden when any of the given masks is true there (null = not given):
+//   positions (L, S)   the same for every batch and head: causal, sliding window, sinks
+//   padding   (B, S)   per sequence, for every head and query: key_padding_mask
+//   mask      any shape that broadcasts to (B, h, L, S): attn_mask
+// Nothing of size (B, h, L, S) is built from it: masked_softmax reads it row by row.
+struct ScoreMask {
+  const MaskArray* positions = nullptr;
+  const MaskArray* padding = nullptr;
+  const MaskArray* mask = nullptr;
+  bool empty() const { return !positions && !padding && !mask; }
+};
+// y = softmax(scores with hidden keys at -inf, -1)      scores, y: (B, h, L, S)
+// y is 0 on hidden keys, and on a whole row when all its keys are hidden. The backward is
+// softmax's (dx = y (dy - sum(dy y))): a hidden key has y = 0, so its gradient is 0 as it is.
+// The masks are read during the call only (ShapeError when one does not fit the scores).
+template <typename T> Tensor<T> masked_softmax(const Tensor<T>& scores, const ScoreMask& hide);
+
 // ---- Losses (ops/loss.cpp) ---------------------------------------------
 // logits (N, C), targets (N) -> scalar; PyTorch's F.cross_entropy with mean
 // reduction over the targets that are not ignore_index:

@@ -1,0 +1,48 @@
+// headlab/core/threads.hpp: how many threads headlab computes with, and the one loop that shares
+// work among them.
+//
+// One pool does everything: headlab's loops (row kernels, elementwise ops, the optimiser, the
+// attention kernels) and BLAS. OpenBLAS is kept at one thread and its calls are split among
+// headlab's threads (a gemm by blocks of rows or columns, the per-head products by head), so the
+// two never compete for the cores. The pool is OpenMP's where the build has it (GCC's libgomp);
+// without it everything runs on the calling thread.
+//
+// Determinism: a loop of n items on T threads always gives thread t the items
+// [t n / T, (t + 1) n / T), and every kernel combines partial results in a fixed order, so the same
+// input and the same thread count give the same bits. Different thread counts may differ in the
+// last bits (a gemm split in two blocks rounds like two gemms).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace headlab {
+
+// The cores this process may run on (its CPU affinity), at least 1.
+int available_cores();
+
+// Sets the number of threads every kernel uses (n >= 1; ValueError otherwise). Starts at 1.
+void set_threads(int n);
+int threads();
+
+// Whether this build can run more than one thread (false without OpenMP).
+bool threads_supported();
+
+// Work, in rough multiply-adds, below which a loop stays on the calling thread: waking the pool
+// costs about a microsecond, which a small op does not repay. Tests set it to 1 so that every
+// parallel path runs on tiny shapes.
+void set_min_parallel_work(std::size_t work);
+std::size_t min_parallel_work();
+
+// Runs body(begin, end) on contiguous chunks covering [0, n), one per thread (chunk t is
+// [t n / T, (t + 1) n / T)), and returns when all are done. T = threads(), fewer when n < T, and 1
+// when n * work_per_item < min_parallel_work() or when called from inside another parallel_for
+// (the inner loop then runs whole on its thread). The chunks must write disjoint memory. The first
+// exception a chunk throws is rethrown here once all chunks have finished.
+void parallel_for(std::size_t n, std::size_t work_per_item,
+                  const std::function<void(std::size_t begin, std::size_t end)>& body);
+
+// The number of chunks parallel_for(n, work_per_item, ...) would use right now.
+std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item);
+
+}  // namespace headlab

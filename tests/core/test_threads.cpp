@@ -1,0 +1,144 @@
+// headlab/core/threads.hpp: parallel_for's chunks, errors and nesting, and that the kernels give
+// the same numbers for the same thread count (and, where they are row by row, for any count).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "headlab/headlab.hpp"
+#include "headlab/core/shape_utils.hpp"
+
+using namespace headlab;
+
+namespace {
+
+// Sets the thread count and the parallel threshold for one scope, then puts back what was there.
+struct ThreadScope {
+  int old_threads = threads();
+  std::size_t old_work = min_parallel_work();
+  ThreadScope(int n, std::size_t work) {
+    set_threads(n);
+    set_min_parallel_work(work);
+  }
+  ~ThreadScope() {
+    set_threads(old_threads);
+    set_min_parallel_work(old_work);
+  }
+};
+
+template <typename T>
+bool same_bits(const Array<T>& a, const Array<T>& b) {
+  return detail::shape_of(a) == detail::shape_of(b) && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("threads: parallel_for covers every item once, in fixed contiguous chunks") {
+  if (!threads_supported()) return;  // a build without OpenMP runs everything on one thread
+  const ThreadScope scope(3, 1);
+  for (std::size_t n : {0, 1, 2, 3, 7, 100}) {
+    CAPTURE(n);
+    std::vector<int> hits(n, 0);
+    std::mutex lock;
+    std::vector<std::pair<std::size_t, std::size_t>> chunks;
+    parallel_for(n, 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) ++hits[i];
+      const std::lock_guard<std::mutex> guard(lock);
+      chunks.emplace_back(b, e);
+    });
+    CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+    std::sort(chunks.begin(), chunks.end());
+    const std::size_t T = std::min<std::size_t>(3, n);
+    CHECK(chunks.size() == (n == 0 ? 0 : n == 1 ? 1 : T));
+    for (std::size_t t = 0; t < chunks.size() && n > 1; ++t) {
+      CHECK(chunks[t].first == n * t / T);  // chunk t = [t n / T, (t + 1) n / T)
+      CHECK(chunks[t].second == n * (t + 1) / T);
+    }
+  }
+}
+
+TEST_CASE("threads: small loops, nested loops and one thread stay on the calling thread") {
+  if (!threads_supported()) return;
+  const ThreadScope scope(2, 1000);
+  CHECK(parallel_chunks(10, 10) == 1);    // 100 < 1000: not worth waking the pool
+  CHECK(parallel_chunks(10, 100) == 2);   // 1000
+  CHECK(parallel_chunks(1, 1 << 20) == 1);
+  std::atomic<int> inner_chunks{0};
+  parallel_for(2, 1000, [&](std::size_t, std::size_t) {
+    parallel_for(100, 1000, [&](std::size_t b, std::size_t e) {
+      CHECK(b == 0);
+      CHECK(e == 100);
+      ++inner_chunks;
+    });
+  });
+  CHECK(inner_chunks == 2);  // each outer chunk ran its inner loop whole
+  set_threads(1);
+  CHECK(parallel_chunks(1000, 1000) == 1);
+}
+
+TEST_CASE("threads: an exception in a chunk reaches the caller after all chunks end, and bad counts are refused") {
+  const ThreadScope scope(2, 1);
+  std::atomic<int> finished{0};
+  CHECK_THROWS_WITH_AS(parallel_for(4, 1,
+                                    [&](std::size_t b, std::size_t) {
+                                      ++finished;
+                                      if (b == 0) throw ValueError("chunk 0 failed");
+                                    }),
+                       "chunk 0 failed", ValueError);
+  CHECK(finished == int(threads_supported() ? 2 : 1));
+  CHECK_THROWS_WITH_AS(set_threads(0), "set_threads: the thread count must be >= 1, got 0", ValueError);
+  CHECK(available_cores() >= 1);
+}
+
+TEST_CASE("threads: row kernels and the optimiser give the same bits at 1 and 2 threads, and gemm at 2 stays within rounding") {
+  Generator gen(7);
+  const TensorF x = uniform<float>({6, 4, 9, 37}, -3.0f, 3.0f, gen, true);
+  const TensorF w = uniform<float>({37}, 0.5f, 1.5f, gen, true);
+  const TensorF a = uniform<float>({64, 48}, -1.0f, 1.0f, gen, true);
+  const TensorF b = uniform<float>({48, 80}, -1.0f, 1.0f, gen, true);
+  IndexArray targets = IndexArray::from_shape({216});
+  for (std::size_t i = 0; i < targets.size(); ++i) targets.data()[i] = std::int64_t(i % 37);
+  MaskArray pos = MaskArray::from_shape({9, 37});
+  for (std::size_t i = 0; i < 9; ++i)
+    for (std::size_t j = 0; j < 37; ++j) pos(i, j) = j > i + 20;
+  struct Run {
+    std::vector<Array<float>> values;
+  };
+  auto run = [&](int n) {
+    const ThreadScope scope(n, 1);
+    Run r;
+    for (const TensorF* t : {&x, &w, &a, &b}) t->zero_grad();
+    const TensorF sm = masked_softmax(x, ScoreMask{&pos, nullptr, nullptr});
+    const TensorF ln = layer_norm(x, w, TensorF());
+    const TensorF ce = cross_entropy(reshape(x, {-1, 37}), targets);
+    const TensorF loss = sum(sm * ln) + ce + sum(softmax(x, 2)) + sum(log_softmax(x, -1));
+    loss.backward();
+    r.values = {sm.value(), ln.value(), ce.value(), x.grad(), w.grad()};
+    // Adam on a copy of the parameters: elementwise, any split gives the same bits.
+    TensorF p(x.value(), true);
+    p.node()->grad = x.grad();
+    p.node()->has_grad = true;
+    AdamOptions ao;
+    ao.weight_decay = 0.01;
+    Adam<float> adam({p}, ao);
+    adam.step();
+    r.values.push_back(p.value());
+    r.values.push_back(matmul(a, b).value());
+    return r;
+  };
+  const Run one = run(1), two = run(2), two_again = run(2);
+  for (std::size_t i = 0; i + 1 < one.values.size(); ++i) {
+    CAPTURE(i);
+    CHECK(same_bits(one.values[i], two.values[i]));
+  }
+  const Array<float>& c1 = one.values.back();
+  const Array<float>& c2 = two.values.back();
+  CHECK(same_bits(c2, two_again.values.back()));  // the same count: the same bits
+  double worst = 0;
+  for (std::size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, double(std::abs(c1.data()[i] - c2.data()[i])));
+  CHECK(worst <= 1e-5);
+}
