@@ -267,6 +267,21 @@ else
       printf '   trap %-28s task %-4s fails (%s of %s cases)\n' "$name" "$task" "$failed" "$n"
     fi
   done
+  # The student's gradcheck (task 0.2) rescues no other task: every trap again, with 0.2's traps on.
+  gradcheck_traps=""
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r name task _deps <<< "$line"
+    [ "$task" = 0.2 ] && gradcheck_traps+=",$name"
+  done
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r name task _deps <<< "$line"
+    [ "$task" = 0.2 ] && continue
+    # (in a subshell: a wrong answer may crash the binary, and bash would report it here)
+    if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps "$student_tests" "-tc=task $task:*" > /dev/null 2>&1) 2> /dev/null; then
+      fail "trap $name with$gradcheck_traps: the cases of task $task pass"
+    fi
+  done
+  echo "   every trap fails its task also with task 0.2's traps on (${gradcheck_traps#,})"
 fi
 python3 scripts/make_student_copy.py --out "$student/src" > /dev/null  # the student copy again (its build is rebuilt next time)
 echo "   part c: $(( $(date +%s) - c_start )) s"

@@ -452,9 +452,12 @@ def read_traps(problems):
 def with_traps(lines, file_traps):
     """A source file's lines with its traps switchable by HEADLAB_COURSE_TRAP (check_course only)."""
     out = ["#include <cstdlib>", "#include <cstring>",
-           "static bool headlab_course_trap(const char* name) {",
+           "static bool headlab_course_trap(const char* name) {  // HEADLAB_COURSE_TRAP=name[,name...]",
            '  const char* s = std::getenv("HEADLAB_COURSE_TRAP");',
-           "  return s && std::strcmp(s, name) == 0;", "}"]
+           "  const std::size_t n = std::strlen(name);",
+           "  for (const char* p = s; p && *p; p = std::strchr(p, ',') ? std::strchr(p, ',') + 1 : nullptr)",
+           "    if (std::strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0)) return true;",
+           "  return false;", "}"]
     applied = set()
     for line in lines:
         for t in sorted(file_traps, key=lambda t: t["kind"] != "stmt"):  # whole statements first
