@@ -277,7 +277,7 @@ else
     IFS=$'\t' read -r name task _deps <<< "$line"
     [ "$task" = 0.2 ] && continue
     # (in a subshell: a wrong answer may crash the binary, and bash would report it here)
-    if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps "$student_tests" "-tc=task $task:*" > /dev/null 2>&1) 2> /dev/null; then
+    if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps "$student_tests" "-tc=task $task:*" > /dev/null 2>&1; exit $?) 2> /dev/null; then
       fail "trap $name with$gradcheck_traps: the cases of task $task pass"
     fi
   done

@@ -13,6 +13,7 @@
 #include "course/course_checks.hpp"
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/lab/heads.hpp"
 #include "headlab/optim/optim.hpp"
 #include "headlab/train/decoding.hpp"
 
@@ -276,4 +277,38 @@ TEST_CASE("task 6.1: hidden: every elementwise gate value against its formula") 
         for (std::size_t e = 0; e < c.d_model; ++e) s += x.value()(0, t, e) * w(i * 2 + ch, e);
         CHECK(gate(0, i, t, ch) == doctest::Approx(sigmoid_of(s)).epsilon(1e-12));
       }
+}
+
+TEST_CASE("task 6.2: hidden: a site the loss never reaches scores 0, and the mean is over three batches") {
+  AttentionConfig c;
+  c.d_model = 6;
+  c.num_heads = 3;
+  Generator gen(seed(1025));
+  MultiHeadAttention<float> used(c, gen), unused(c, gen);
+  std::vector<AttentionSite> sites{{"used", "self", 0, &used}, {"unused", "self", 1, &unused}};
+  std::vector<Tensor<float>> xs;
+  for (int b = 0; b < 3; ++b) xs.push_back(uniform<float>({1, 4, 6}, -1, 1, gen));
+  const auto loss = [&](std::size_t b) { return sum(used.forward(xs[b]).output); };
+  const HeadMask mask = {{1.0f, 0.0f, 0.5f}, {1.0f, 1.0f, 1.0f}};
+  const HeadImportance imp = head_importance(sites, mask, xs.size(), loss);
+  for (std::size_t h = 0; h < 3; ++h) {
+    CHECK(imp.raw[1][h] == 0.0);
+    CHECK(imp.normalised[1][h] == 0.0);
+  }
+  // Each batch's |dL/dxi_h| by differences on constant masks (the loss is linear in xi_h).
+  NoGradGuard no_grad;
+  for (std::size_t h = 0; h < 3; ++h) {
+    double total = 0;
+    for (std::size_t b = 0; b < 3; ++b) {
+      HeadMask up = mask, down = mask;
+      up[0][h] += 0.25f;
+      down[0][h] -= 0.25f;
+      apply_head_mask(sites, up);
+      const double l_up = loss(b).value()();
+      apply_head_mask(sites, down);
+      total += std::abs((l_up - loss(b).value()()) / 0.5);
+    }
+    CAPTURE(h);
+    CHECK(imp.raw[0][h] == doctest::Approx(total / 3).epsilon(1e-3).scale(1e-1));
+  }
 }

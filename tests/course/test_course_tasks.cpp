@@ -33,6 +33,7 @@
 #include "headlab/attention/attention.hpp"
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/lab/heads.hpp"
 #include "headlab/course/course.hpp"
 #include "headlab/train/decoding.hpp"
 #include "headlab/core/gradcheck.hpp"
@@ -685,6 +686,79 @@ TEST_CASE("task 6.1: the headwise gate scales each head's output by sigmoid(x W_
   elementwise.gate = GateKind::elementwise;
   MultiHeadAttention<double> mha_e(elementwise, gen);
   CHECK(mha_e.forward(x).gate.shape() == Shape{B, h, T, gated.d_model / h});
+}
+
+namespace {
+
+// The expected Michel importance by central differences on standing (constant) head masks:
+// mean over the batches of |(L_b(xi + d e_h) - L_b(xi - d e_h)) / (2 d)| for every site and head.
+// Each loss below is linear in each xi_h (xi_h scales Y_h, which goes through the output projection
+// only), so the difference is exact up to float rounding.
+std::vector<std::vector<double>> importance_by_differences(std::vector<AttentionSite>& sites, const HeadMask& mask,
+                                                           std::size_t batches,
+                                                           const std::function<Tensor<float>(std::size_t)>& loss) {
+  NoGradGuard no_grad;
+  const float d = 0.25f;
+  std::vector<std::vector<double>> expected(sites.size());
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    for (std::size_t h = 0; h < mask[s].size(); ++h) {
+      double total = 0;
+      for (std::size_t batch = 0; batch < batches; ++batch) {
+        HeadMask up = mask, down = mask;
+        up[s][h] += d;
+        down[s][h] -= d;
+        apply_head_mask(sites, up);
+        const double l_up = loss(batch).value()();
+        apply_head_mask(sites, down);
+        const double l_down = loss(batch).value()();
+        total += std::abs((l_up - l_down) / (2.0 * d));
+      }
+      expected[s].push_back(total / double(batches));
+    }
+  }
+  apply_head_mask(sites, mask);
+  return expected;
+}
+
+}  // namespace
+
+TEST_CASE("task 6.2: head importance is the mean |dL/dxi_h| at the mask, normalised per site") {
+  AttentionConfig two, four;
+  two.d_model = four.d_model = 8;
+  two.num_heads = 2;
+  four.num_heads = 4;
+  Generator gen(seed(44));
+  MultiHeadAttention<float> first(two, gen), second(four, gen);
+  std::vector<AttentionSite> sites{{"first", "self", 0, &first}, {"second", "self", 1, &second}};
+  std::vector<Tensor<float>> xs;
+  for (int b = 0; b < 2; ++b) xs.push_back(uniform<float>({2, 3, 8}, -1, 1, gen));
+  const auto loss = [&](std::size_t b) {  // one loss over both sites, linear in every xi_h
+    return sum(first.forward(xs[b]).output) + sum(second.forward(xs[1 - b] * 0.5f).output);
+  };
+  const HeadMask mask = {{1.0f, 0.5f}, {1.0f, 0.0f, 1.0f, 0.75f}};
+  const HeadImportance imp = head_importance(sites, mask, xs.size(), loss);
+  // The plain masks are back on the modules: constants, with the mask's values.
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    const Tensor<float>& xi = sites[s].module->head_mask();
+    REQUIRE(xi.defined());
+    CHECK_FALSE(xi.requires_grad());
+    for (std::size_t h = 0; h < mask[s].size(); ++h) CHECK(xi.value()(h) == mask[s][h]);
+  }
+  const auto expected = importance_by_differences(sites, mask, xs.size(), loss);
+  REQUIRE(imp.raw.size() == 2);
+  REQUIRE(imp.normalised.size() == 2);
+  for (std::size_t s = 0; s < 2; ++s) {
+    REQUIRE(imp.raw[s].size() == mask[s].size());
+    double squares = 0;
+    for (double e : expected[s]) squares += e * e;
+    const double norm = std::sqrt(squares);
+    for (std::size_t h = 0; h < mask[s].size(); ++h) {
+      CAPTURE(s);
+      CAPTURE(h);
+      CHECK(imp.raw[s][h] == doctest::Approx(expected[s][h]).epsilon(1e-3).scale(1e-1));
+      CHECK(imp.normalised[s][h] == doctest::Approx(expected[s][h] / norm).epsilon(1e-3));
+    }
+  }
 }
 
 // ---- The course machinery (no task's code) -------------------------------------------------------
