@@ -6,7 +6,8 @@
 namespace headlab::course {
 
 const std::vector<Task>& tasks() {
-  // Written by CMake from course/tasks.txt (cmake/HeadlabCourse.cmake): {"id", "title", "file"},
+  // Written by CMake from course/tasks.txt (cmake/HeadlabCourse.cmake):
+  // {"id", "title", "file", "prerequisites", points},
   static const std::vector<Task> table = {
 #include "headlab_course_tasks.inc"
   };

@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
 # scripts/check_course.sh [BUILD_DIR]: the checks of course mode (docs/course.md), run by .ci/run.
 #
-#  0. the task markers in framework/ agree with course/tasks.txt (make_student_copy.py --check);
+#  0. the task markers in framework/ agree with course/tasks.txt, every task has its page with the
+#     required sections linked from the student README, course/student_copy.txt and course/traps.txt
+#     are valid, and the would-be copy has no reference line and no twin of a region
+#     (make_student_copy.py --check);
 #  a. on the reference build (BUILD_DIR, default build/release), for every task X:
 #       HEADLAB_BLANK_TASKS=X  headlab_tests -tc="task X:*"   runs cases, and every one fails naming TASK X;
 #       HEADLAB_BLANK_TASKS=X  the "task Y:*" cases of every task Y that does not depend on X pass;
+#     the same for the instructor's hidden tests (course/grading/, headlab_grading_tests);
 #     with nothing blanked every task case passes, with the default seed and another HEADLAB_COURSE_SEED;
-#     and with every task blanked (HEADLAB_BLANK_TASKS=all) the @no-task-tests cases still pass;
+#     with every task blanked (HEADLAB_BLANK_TASKS=all) the @no-task-tests cases still pass;
+#     `headlab course grade --instructor` gives every task its points (JSON checked);
 #  b. the student copy, written to build/course-student/src and built in build/course-student/build
 #     (the headlab_tests target only): no HEADLAB_TASK or BEGIN/END markers (of tasks or of their
 #     fast twins) left in framework/, no
 #     compiler warning in its sources, every task's cases fail with NotImplemented, the @no-task-tests
-#     cases pass.
+#     cases pass; it has the student README (not the instructor's), every task page, the flash_attention
+#     stub, and none of the instructor-only files (course/student_copy.txt); `headlab course grade` on
+#     its tests gives 0 points, every task "not started" or "waiting for" a prerequisite;
+#  c. the traps (course/traps.txt): the copy with the trapped tasks and their prerequisites filled in
+#     with the reference (make_student_copy.py --with-traps) passes their cases, and each deliberately
+#     wrong answer (HEADLAB_COURSE_TRAP=<name>) fails its task's cases. The copy is then written back.
 # HEADLAB_COURSE_STUDENT_DIR puts the student copy and its build elsewhere; they are kept, so a rerun
 # rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 tests=$build/tests/headlab_tests
+hidden=$build/course/grading/headlab_grading_tests
+cli=$build/apps/headlab
 student=${HEADLAB_COURSE_STUDENT_DIR:-build/course-student}
 export OPENBLAS_NUM_THREADS=1
 start=$(date +%s)
@@ -34,10 +46,12 @@ summary() {
   echo "${s:-0 0 0}"
 }
 
-if [ ! -x "$tests" ]; then
-  echo "check_course: $tests not found; build the reference first (cmake --build --preset release)"
-  exit 2
-fi
+for bin in "$tests" "$hidden" "$cli"; do
+  if [ ! -x "$bin" ]; then
+    echo "check_course: $bin not found; build the reference first (cmake --build --preset release)"
+    exit 2
+  fi
+done
 
 echo "-- 0. markers"
 python3 scripts/make_student_copy.py --check
@@ -52,15 +66,17 @@ for line in "${task_lines[@]}"; do
 done
 echo "   ${#ids[@]} tasks: ${ids[*]}"
 
-echo "-- a. reference build ($build), one task blanked at a time"
-for x in "${ids[@]}"; do
-  out=$(HEADLAB_BLANK_TASKS=$x "$tests" "-tc=task $x:*" 2>&1) && rc=0 || rc=$?
+echo "-- a. reference build ($build), one task blanked at a time (task tests, then the hidden ones)"
+# blank_one BINARY X: with X blanked, X's cases fail naming it and every case of a task not depending on it passes.
+blank_one() {
+  local bin=$1 x=$2 out rc n passed failed own filter count y
+  out=$(HEADLAB_BLANK_TASKS=$x "$bin" "-tc=task $x:*" 2>&1) && rc=0 || rc=$?
   read -r n passed _ <<< "$(summary <<< "$out")"
   own="$n"
   if [ "$rc" -eq 0 ] || [ "$n" -lt 1 ] || [ "$passed" -ne 0 ]; then
-    fail "task $x blanked: its cases should all fail (exit $rc, $n cases, $passed passed)"
+    fail "$(basename "$bin"): task $x blanked: its cases should all fail (exit $rc, $n cases, $passed passed)"
   elif ! grep -q "TASK $x (.*) is not implemented yet" <<< "$out"; then
-    fail "task $x blanked: its cases failed without naming TASK $x"
+    fail "$(basename "$bin"): task $x blanked: its cases failed without naming TASK $x"
     tail -n 20 <<< "$out"
   fi
   filter="" count=0
@@ -72,26 +88,36 @@ for x in "${ids[@]}"; do
   done
   n=0
   if [ -n "$filter" ]; then
-    out=$(HEADLAB_BLANK_TASKS=$x "$tests" "-tc=$filter" 2>&1) && rc=0 || rc=$?
+    out=$(HEADLAB_BLANK_TASKS=$x "$bin" "-tc=$filter" 2>&1) && rc=0 || rc=$?
     read -r n _ failed <<< "$(summary <<< "$out")"
     if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$n" -lt "$count" ]; then
-      fail "task $x blanked: the cases of the $count tasks that do not depend on it should pass ($n run, $failed failed)"
+      fail "$(basename "$bin"): task $x blanked: the cases of the $count tasks that do not depend on it should pass ($n run, $failed failed)"
       grep -E "TEST CASE:|ERROR:|threw exception" <<< "$out" | head -n 20 || true
     fi
   fi
-  printf '   %-4s blanked: %s own case(s) fail naming it; %3s cases of the %2s tasks not depending on it pass\n' \
-    "$x" "$own" "$n" "$count"
+  printf '   %-4s blanked: %2s own case(s) fail naming it; %3s cases of the %2s tasks not depending on it pass (%s)\n' \
+    "$x" "$own" "$n" "$count" "$(basename "$bin")"
+}
+for x in "${ids[@]}"; do
+  blank_one "$tests" "$x"
+  blank_one "$hidden" "$x"
+done
+# Task 0.2 is the student's gradcheck: the gradient tasks must not need it (their tests check by themselves).
+for y in 0.3 0.4 0.5 0.6 0.7 3.1 4.1; do
+  if [[ "${prereqs[$y]}" == *" 0.2 "* ]]; then fail "task $y lists 0.2 (the student's gradcheck) as a prerequisite"; fi
 done
 # Graders run the task cases with a seed of their own (docs/course.md): they must pass with any.
 for course_seed in 0 20261129; do
-  out=$(HEADLAB_COURSE_SEED=$course_seed "$tests" "-tc=task *" 2>&1) && rc=0 || rc=$?
-  read -r n _ failed <<< "$(summary <<< "$out")"
-  if [ "$rc" -ne 0 ] || [ "$n" -lt "${#ids[@]}" ]; then
-    fail "nothing blanked, HEADLAB_COURSE_SEED=$course_seed: every task case should pass ($n run, $failed failed)"
-    grep -E "TEST CASE:|ERROR:|threw exception" <<< "$out" | head -n 20 || true
-  else
-    echo "   none blanked, HEADLAB_COURSE_SEED=$course_seed: all $n task cases pass"
-  fi
+  for bin in "$tests" "$hidden"; do
+    out=$(HEADLAB_COURSE_SEED=$course_seed "$bin" "-tc=task *" 2>&1) && rc=0 || rc=$?
+    read -r n _ failed <<< "$(summary <<< "$out")"
+    if [ "$rc" -ne 0 ] || [ "$n" -lt "${#ids[@]}" ]; then
+      fail "nothing blanked, HEADLAB_COURSE_SEED=$course_seed: every task case of $(basename "$bin") should pass ($n run, $failed failed)"
+      grep -E "TEST CASE:|ERROR:|threw exception" <<< "$out" | head -n 20 || true
+    else
+      echo "   none blanked, HEADLAB_COURSE_SEED=$course_seed: all $n task cases of $(basename "$bin") pass"
+    fi
+  done
 done
 out=$(HEADLAB_BLANK_TASKS=all "$tests" "-tc=$no_task_filter" 2>&1) && rc=0 || rc=$?
 read -r n _ failed <<< "$(summary <<< "$out")"
@@ -100,6 +126,43 @@ if [ "$rc" -ne 0 ] || [ "$n" -lt 1 ]; then
   grep -E "TEST CASE:|ERROR:|threw exception" <<< "$out" | head -n 20 || true
 else
   echo "   all  blanked: the $n @no-task-tests cases pass"
+fi
+# check_grade FILE WANT: the JSON of `headlab course grade` (WANT = full: every task its points;
+# zero: no points, every task not started or waiting for a prerequisite).
+check_grade() {
+  python3 - "$1" "$2" "${#ids[@]}" <<'PY'
+import json, sys
+path, want, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+r = json.load(open(path))
+problems = []
+if len(r["tasks"]) != count:
+    problems.append(f"{len(r['tasks'])} tasks in the report, {count} in course/tasks.txt")
+for t in r["tasks"]:
+    for key in ("task", "title", "status", "points", "max_points", "seed", "cases", "passed", "failures"):
+        if key not in t:
+            problems.append(f"task {t.get('task')}: no '{key}'")
+    if want == "full" and (t["points"] != t["max_points"] or t["status"] != "pass" or t["failures"]):
+        problems.append(f"task {t['task']}: {t['status']}, {t['points']}/{t['max_points']}: {t['failures'][:1]}")
+    if want == "zero" and (t["points"] != 0 or not (t["status"] == "not started" or t["status"].startswith("waiting for"))
+                           or not t["failures"]):
+        problems.append(f"task {t['task']}: {t['status']}, {t['points']} points")
+if want == "full" and r["points"] != r["max_points"]:
+    problems.append(f"total {r['points']} of {r['max_points']}")
+if want == "zero" and r["points"] != 0:
+    problems.append(f"total {r['points']}")
+for p in problems:
+    print("   " + p)
+sys.exit(1 if problems else 0)
+PY
+}
+grade_json=$(mktemp)
+if ! "$cli" course grade --instructor --seed 20261129 --out "$grade_json" > "$grade_json.log" 2>&1; then
+  cat "$grade_json.log"
+  fail "headlab course grade --instructor failed on the reference"
+elif ! check_grade "$grade_json" full; then
+  fail "headlab course grade --instructor: the reference should get every point"
+else
+  echo "   headlab course grade --instructor --seed 20261129: $(tail -n 2 "$grade_json.log" | head -n 1)"
 fi
 echo "   part a: $(( $(date +%s) - start )) s"
 
@@ -110,6 +173,19 @@ python3 scripts/make_student_copy.py --out "$student/src"
 if grep -rnE --exclude=task_marker.hpp 'HEADLAB_TASK\("|// (BEGIN|END) (FAST TWIN OF )?TASK' "$student/src/framework"; then
   fail "the student copy still has task markers in framework/"
 fi
+# What the copy holds, and what it must not (course/student_copy.txt).
+if ! cmp -s course/student/README.md "$student/src/README.md"; then fail "the student copy's README is not course/student/README.md"; fi
+for x in "${ids[@]}"; do
+  [ -f "$student/src/course/tasks/$x.md" ] || fail "the student copy has no course/tasks/$x.md"
+done
+cmp -s course/student/flash_attention_stub.cpp "$student/src/framework/attention/kernels/flash_attention.cpp" ||
+  fail "the student copy's flash_attention.cpp is not the stub (course/student/flash_attention_stub.cpp)"
+for f in scripts/make_student_copy.py scripts/check_course.sh docs/course.md course/grading course/traps.txt \
+         course/student_copy.txt course/student .ci tests/attention/test_flash_attention.cpp; do
+  if [ -e "$student/src/$f" ]; then fail "the student copy has the instructor-only $f"; fi
+done
+if grep -rqn "TODO: write it here (see docs" "$student/src/framework"; then fail "a blanked region of the student copy points to the instructor docs"; fi
+echo "   README, $(ls "$student/src/course/tasks" | wc -l) task pages and the flash_attention stub are in; the instructor-only files are not"
 # Release without -march=native and at -O1: the student copy is only built to be tested here.
 cmake -S "$student/src" -B "$student/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DHEADLAB_BUILD_BENCH=OFF > "$student/configure.log" 2>&1 || { cat "$student/configure.log"; exit 1; }
@@ -149,6 +225,67 @@ if [ "$rc" -ne 0 ] || [ "$n" -lt 1 ]; then
 else
   echo "   the $n @no-task-tests cases ($no_task_filter) pass"
 fi
+
+# The CLI is the reference's (the course command has no task in it): graded on the copy's tests.
+if ! "$cli" course grade --tests "$student_tests" --out "$grade_json" > "$grade_json.log" 2>&1; then
+  cat "$grade_json.log"
+  fail "headlab course grade failed on the student copy"
+elif ! check_grade "$grade_json" zero; then
+  fail "headlab course grade: the student copy should get no point"
+else
+  echo "   headlab course grade on the copy's tests: $(tail -n 2 "$grade_json.log" | head -n 1)"
+fi
+
+echo "-- c. traps (course/traps.txt): each deliberately wrong answer fails its task"
+c_start=$(date +%s)
+python3 scripts/make_student_copy.py --out "$student/src" --with-traps
+if ! cmake --build "$student/build" --target headlab_tests -j 2 > "$student/build-traps.log" 2>&1; then
+  tail -n 60 "$student/build-traps.log"
+  fail "the student copy with the traps does not build (log: $student/build-traps.log)"
+else
+  mapfile -t trap_lines < <(python3 scripts/make_student_copy.py --traps)
+  filter=""
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r _name task deps <<< "$line"
+    for y in $task $deps; do [[ ",$filter," == *",task $y:*,"* ]] || filter+="${filter:+,}task $y:*"; done
+  done
+  out=$("$student_tests" "-tc=$filter" 2>&1) && rc=0 || rc=$?
+  read -r n _ failed <<< "$(summary <<< "$out")"
+  if [ "$rc" -ne 0 ] || [ "$n" -lt 1 ]; then
+    fail "no trap on: the reference in the copy should pass the cases of the trapped tasks ($n run, $failed failed)"
+    grep -E "TEST CASE:|ERROR:|threw exception" <<< "$out" | head -n 20 || true
+  else
+    echo "   no trap on: the $n cases of the trapped tasks and their prerequisites pass"
+  fi
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r name task _deps <<< "$line"
+    out=$(HEADLAB_COURSE_TRAP=$name "$student_tests" "-tc=task $task:*" 2>&1) && rc=0 || rc=$?
+    read -r n passed failed <<< "$(summary <<< "$out")"
+    if [ "$rc" -eq 0 ]; then
+      fail "trap $name: the cases of task $task pass with this wrong answer"
+    else
+      printf '   trap %-28s task %-4s fails (%s of %s cases)\n' "$name" "$task" "$failed" "$n"
+    fi
+  done
+  # The student's gradcheck (task 0.2) rescues no other task: every trap again, with 0.2's traps on.
+  gradcheck_traps=""
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r name task _deps <<< "$line"
+    [ "$task" = 0.2 ] && gradcheck_traps+=",$name"
+  done
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r name task _deps <<< "$line"
+    [ "$task" = 0.2 ] && continue
+    # (in a subshell: a wrong answer may crash the binary, and bash would report it here)
+    if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps "$student_tests" "-tc=task $task:*" > /dev/null 2>&1; exit $?) 2> /dev/null; then
+      fail "trap $name with$gradcheck_traps: the cases of task $task pass"
+    fi
+  done
+  echo "   every trap fails its task also with task 0.2's traps on (${gradcheck_traps#,})"
+fi
+python3 scripts/make_student_copy.py --out "$student/src" > /dev/null  # the student copy again (its build is rebuilt next time)
+echo "   part c: $(( $(date +%s) - c_start )) s"
+rm -f "$grade_json" "$grade_json.log"
 
 if [ "$failures" -ne 0 ]; then
   echo "== check_course: $failures failure(s) in $(( $(date +%s) - start )) s"

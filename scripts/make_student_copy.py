@@ -2,7 +2,12 @@
 """Write the student copy of headlab for course mode (docs/course.md).
 
     scripts/make_student_copy.py --out DIR      write (or refresh) the student copy in DIR
-    scripts/make_student_copy.py --check        only validate the markers against course/tasks.txt
+    scripts/make_student_copy.py --out DIR --with-traps
+                                                the same tree with the regions of the trapped tasks and of their
+                                                prerequisites filled in with the reference and the wrong answers
+                                                of course/traps.txt switchable at run time
+                                                (HEADLAB_COURSE_TRAP=<name>): scripts/check_course.sh's trap check
+    scripts/make_student_copy.py --check        only validate the markers, pages and course/*.txt
     scripts/make_student_copy.py --tasks        print "id<TAB>title<TAB>prerequisites (transitive)"
     scripts/make_student_copy.py --no-task-tests   print the doctest filter of the tests that run no task
 
@@ -16,10 +21,11 @@ every region
 
 replaced by
 
-    // TASK 2.1: scaled dot-product attention. TODO: write it here (see docs/course.md).
+    // TASK 2.1: scaled dot-product attention. TODO: write it here (course/tasks/2.1.md says what and how).
     throw ::headlab::NotImplemented("TASK 2.1 (scaled dot-product attention) is not implemented yet: ...");
 
-and everything else unchanged, so it builds and each task's tests fail with NotImplemented until the
+course/student_copy.txt's changes (instructor-only files left out, the student README in place of
+the instructor's, flash_attention replaced) and everything else unchanged, so it builds and each task's tests fail with NotImplemented until the
 student fills the task in. A task whose op also has a fast kernel (ops/kernels/README.md) marks that
 kernel's body as its fast twin,
 
@@ -31,8 +37,11 @@ which the copy blanks the same way: it is the answer too, and the student copy n
 the ops always run the task's region). Before anything is written, the markers are validated (every BEGIN has a
 matching END with the same id, HEADLAB_TASK("<id>") follows each BEGIN, ids are unique, regions do not
 nest, the regions and course/tasks.txt agree on ids, titles and files, docs/course.md's task table
-lists every task), and the would-be copy is searched for reference code: a line that the library has
-only inside regions must not appear anywhere (a tutorial, a test, a document). Problems are reported
+lists every task, every task has its page course/tasks/<id>.md with the required sections and the
+student README links to it), and the would-be copy is searched for reference code: a line that the
+library has only inside regions must not appear anywhere (a tutorial, a test, a document), and no
+"twin" of a region (3 of 4 consecutive lines equal to lines of the region, up to whitespace and
+numbers: the same code with another axis) may stay unblanked outside it unless reviewed as given. Problems are reported
 as FILE:LINE: message, with exit status 1 and nothing written.
 
 Refreshing an existing copy rewrites only the files that changed (so a build directory next to it
@@ -48,6 +57,11 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS_FILE = "course/tasks.txt"
+COPY_FILE = "course/student_copy.txt"
+TRAPS_FILE = "course/traps.txt"
+STUDENT_README = "course/student/README.md"
+# The sections every task page has (course/tasks/<id>.md).
+PAGE_SECTIONS = ("## What to write", "## The formula", "## In scope", "## Test", "## Pitfalls", "## Hints")
 STAMP = ".headlab-student-copy"
 SOURCE_EXTENSIONS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hxx", ".ipp")
 
@@ -91,10 +105,12 @@ def read_tasks(problems):
                 directives[name.strip()] = value.strip()
                 continue
             fields = line.split(" | ")
-            if len(fields) != 5:
-                problems.add(where, "expected 'id | title | prerequisites | file | tutorial'")
+            if len(fields) != 6:
+                problems.add(where, "expected 'id | title | prerequisites | file | tutorial | points'")
                 continue
-            tid, title, deps, source, tutorial = (x.strip() for x in fields)
+            tid, title, deps, source, tutorial, points = (x.strip() for x in fields)
+            if not re.fullmatch(r"[0-9]{1,3}", points):
+                problems.add(where, f"points '{points}' should be a whole number from 0 to 999")
             if not ID_RE.match(tid):
                 problems.add(where, f"task id '{tid}' should look like 2.1")
             if tid in seen:
@@ -104,7 +120,7 @@ def read_tasks(problems):
             seen[tid] = number
             tasks.append({
                 "id": tid, "title": title, "deps": [] if deps == "-" else deps.split(), "file": source,
-                "tutorial": tutorial, "line": number,
+                "tutorial": tutorial, "line": number, "points": points,
             })
     ids = {t["id"] for t in tasks}
     for t in tasks:
@@ -271,6 +287,194 @@ def check_task_tests(files, tasks, problems):
             problems.add(f"{TASKS_FILE}:{t['line']}", f"task {t['id']} has no TEST_CASE(\"task {t['id']}: ...\")")
 
 
+def read_copy_config(problems):
+    """course/student_copy.txt -> (paths and directories left out, {copy path: instructor path},
+    {(path, line text)} of code reviewed as given, not a twin)."""
+    leave_out, replace, given = [], {}, set()
+    path = os.path.join(REPO, COPY_FILE)
+    if not os.path.isfile(path):
+        problems.add(COPY_FILE, "missing (what the student copy leaves out and replaces)")
+        return leave_out, replace, given
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.strip()
+            where = f"{COPY_FILE}:{number}"
+            if not line or line.startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split(" | ")]
+            if fields[0] == "leave-out" and len(fields) == 2:
+                leave_out.append(fields[1])
+            elif fields[0] == "replace" and len(fields) == 3:
+                if not os.path.isfile(os.path.join(REPO, fields[2])):
+                    problems.add(where, f"replacement {fields[2]} does not exist")
+                replace[fields[1]] = fields[2]
+            elif fields[0] == "given" and len(fields) == 3:
+                given.add((fields[1], fields[2]))
+            else:
+                problems.add(where, "expected 'leave-out | PATH', 'replace | PATH | SOURCE' or 'given | PATH | LINE'")
+    return leave_out, replace, given
+
+
+def left_out(rel, leave_out, replace):
+    """Whether the instructor file `rel` stays out of the copy (left out, or the source of a replacement)."""
+    if rel in replace.values():
+        return True
+    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in leave_out)
+
+
+def check_pages(tasks, problems):
+    """Every task has its page course/tasks/<id>.md with the required sections, linked from the student README."""
+    readme = ""
+    readme_path = os.path.join(REPO, STUDENT_README)
+    if os.path.isfile(readme_path):
+        with open(readme_path, encoding="utf-8") as f:
+            readme = f.read()
+    else:
+        problems.add(STUDENT_README, "missing (the student copy's README)")
+    for t in tasks:
+        rel = f"course/tasks/{t['id']}.md"
+        full = os.path.join(REPO, rel)
+        if not os.path.isfile(full):
+            problems.add(f"{TASKS_FILE}:{t['line']}", f"task {t['id']} has no page {rel}")
+            continue
+        with open(full, encoding="utf-8") as f:
+            text = f.read()
+        first = text.split("\n", 1)[0]
+        if first != f"# Task {t['id']}: {t['title']}":
+            problems.add(f"{rel}:1", f"the first line should be '# Task {t['id']}: {t['title']}'")
+        for section in PAGE_SECTIONS:
+            if not re.search("^" + re.escape(section) + r"\b", text, re.M):
+                problems.add(rel, f"no section '{section}'")
+        if f'-tc="task {t["id"]}:*"' not in text:
+            problems.add(rel, f'the test command (-tc="task {t["id"]}:*") is missing')
+        if readme and f"(course/tasks/{t['id']}.md)" not in readme:
+            problems.add(STUDENT_README, f"the task table does not link course/tasks/{t['id']}.md")
+
+
+def normalized(line):
+    """A line as the twin search compares it: no whitespace, every number 0."""
+    return re.sub(r"[0-9]+", "0", re.sub(r"\s+", "", line))
+
+
+def significant(line):
+    key = line.strip()
+    return len(re.sub(r"\s+", "", key)) >= 16 and not key.startswith("//") and not key.startswith("#") and \
+        not HEADLAB_TASK_RE.match(line)
+
+
+def region_lines(by_file):
+    """{significant normalized line of a region or fast twin: 'TASK id'}, per task."""
+    lines_of = {}
+    for rel, regions in by_file.items():
+        with open(os.path.join(REPO, rel), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        for r in regions:
+            lines_of.setdefault(r["id"], set()).update(normalized(x) for x in lines[r["begin"] + 1:r["end"]]
+                                                       if significant(x))
+    return lines_of
+
+
+def find_twins(files, by_file, declared, lines_of, replace, given):
+    """FILE:LINE of code outside regions that looks like a region: 3 of 4 consecutive significant lines
+    equal to lines of one region, up to whitespace and numbers (the same step with another axis: a
+    twin that gives the task away). Code reviewed as given (course/student_copy.txt's 'given' lines,
+    e.g. a forward pass that shares its loops with the backward of the task; a line covers the rest of
+its function) is not reported. Only
+    framework/ is searched: the tests, tutorials and documents are covered by find_leaks."""
+    twins = []
+    for rel in files:
+        if not rel.startswith("framework/") or not rel.endswith(SOURCE_EXTENSIONS):
+            continue
+        src = replace.get(rel, rel)
+        with open(os.path.join(REPO, src), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        if src in by_file:
+            lines = blanked(rel, lines, by_file[src], declared)
+        body = [(i + 1, normalized(x)) for i, x in enumerate(lines) if significant(x)]
+        # A 'given' line covers its function: from that line to the next "}" in column 0.
+        covered, inside = set(), False
+        for i, x in enumerate(lines):
+            inside = inside or (rel, x.strip()) in given
+            if inside:
+                covered.add(i + 1)
+                inside = x != "}"
+        reported = set()
+        for start in range(len(body) - 3):
+            window = body[start:start + 4]
+            for tid, known in lines_of.items():
+                hits = [n for n, x in window if x in known]
+                if len(hits) >= 3:
+                    first = hits[0]
+                    text = lines[first - 1].strip()
+                    if first in covered or tid in reported:
+                        continue
+                    reported.add(tid)
+                    twins.append(f"{rel}:{first}: looks like a twin of TASK {tid} outside its region (blank it, "
+                                 f"mark it 'BEGIN FAST TWIN OF TASK', factor it into the task, or list it in "
+                                 f"{COPY_FILE} as 'given | {rel} | {text}'): {text}")
+    return twins
+
+
+def read_traps(problems):
+    """course/traps.txt -> [trap dicts]."""
+    traps = []
+    path = os.path.join(REPO, TRAPS_FILE)
+    if not os.path.isfile(path):
+        return traps
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split(" | ", 5)]
+            where = f"{TRAPS_FILE}:{number}"
+            if len(fields) != 6 or fields[3] not in ("stmt", "expr"):
+                problems.add(where, "expected 'name | task | file | stmt or expr | reference text | wrong text'")
+                continue
+            name, tid, rel, kind, old, new = fields
+            if not re.fullmatch(r"[a-z0-9-]+", name):
+                problems.add(where, f"trap name '{name}': lower-case letters, digits and '-' only")
+            full = os.path.join(REPO, rel)
+            if not os.path.isfile(full):
+                problems.add(where, f"file {rel} does not exist")
+                continue
+            with open(full, encoding="utf-8") as f2:
+                text = f2.read()
+            count = sum(1 for x in text.split("\n") if x.strip() == old) if kind == "stmt" else text.count(old)
+            if count != 1:
+                problems.add(where, f"the reference text of trap {name} is found {count} times in {rel} "
+                                    f"(exactly once needed; has the code changed?)")
+            traps.append({"name": name, "task": tid, "file": rel, "kind": kind, "old": old, "new": new,
+                          "line": number})
+    return traps
+
+
+def with_traps(lines, file_traps):
+    """A source file's lines with its traps switchable by HEADLAB_COURSE_TRAP (check_course only)."""
+    out = ["#include <cstdlib>", "#include <cstring>",
+           "static bool headlab_course_trap(const char* name) {  // HEADLAB_COURSE_TRAP=name[,name...]",
+           '  const char* s = std::getenv("HEADLAB_COURSE_TRAP");',
+           "  const std::size_t n = std::strlen(name);",
+           "  for (const char* p = s; p && *p; p = std::strchr(p, ',') ? std::strchr(p, ',') + 1 : nullptr)",
+           "    if (std::strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0)) return true;",
+           "  return false;", "}"]
+    applied = set()
+    for line in lines:
+        for t in sorted(file_traps, key=lambda t: t["kind"] != "stmt"):  # whole statements first
+            if t["kind"] == "stmt" and line.strip() == t["old"]:
+                indent = line[:len(line) - len(line.lstrip())]
+                line = f'{indent}if (headlab_course_trap("{t["name"]}")) {{ {t["new"]} }} else {{ {t["old"]} }}'
+                applied.add(t["name"])
+            elif t["kind"] == "expr" and t["old"] in line:
+                line = line.replace(t["old"], f'(headlab_course_trap("{t["name"]}") ? ({t["new"]}) : ({t["old"]}))')
+                applied.add(t["name"])
+        out.append(line)
+    for t in file_traps:
+        if t["name"] not in applied:
+            sys.exit(f"make_student_copy: {TRAPS_FILE}:{t['line']}: trap {t['name']} could not be applied to {t['file']}")
+    return out
+
+
 def message(task):
     return (f"TASK {task['id']} ({task['title']}) is not implemented yet: fill in the region marked "
             f"TASK {task['id']} in {task['file']}")
@@ -288,7 +492,8 @@ def blanked(rel, lines, file_regions, declared):
         t = declared[r["id"]]
         out.extend(lines[last:r["begin"]])
         if r["kind"] == "TASK":
-            out.append(f"{r['indent']}// TASK {t['id']}: {t['title']}. TODO: write it here (see docs/course.md).")
+            out.append(f"{r['indent']}// TASK {t['id']}: {t['title']}. TODO: write it here "
+                       f"(course/tasks/{t['id']}.md says what and how).")
         else:
             out.append(f"{r['indent']}// The fast twin of TASK {t['id']} ({t['title']}) is not part of the student "
                        "copy: the op runs your region instead (ops/kernels/README.md).")
@@ -327,7 +532,27 @@ def secret_lines(files, by_file):
     return inside - outside
 
 
-def write_copy(out_dir, files, by_file, declared):
+def copy_entries(files, leave_out, replace):
+    """[(path in the copy, path in the instructor tree)] after course/student_copy.txt."""
+    entries = [(rel, replace.get(rel, rel)) for rel in files if not left_out(rel, leave_out, replace)]
+    present = {rel for rel, _ in entries}
+    entries += [(rel, src) for rel, src in replace.items() if rel not in present]
+    return sorted(entries)
+
+
+def copy_lines(rel, src, by_file, declared, traps_by_file=None):
+    """The copy's text of one file as lines, or None to copy the bytes as they are."""
+    if traps_by_file is not None and src in traps_by_file:  # --with-traps: the reference, traps switchable
+        with open(os.path.join(REPO, src), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        return with_traps(lines, traps_by_file[src]) if traps_by_file[src] else lines
+    if src in by_file:
+        with open(os.path.join(REPO, src), encoding="utf-8") as f:
+            return blanked(rel, f.read().split("\n"), by_file[src], declared)
+    return None
+
+
+def write_copy(out_dir, entries, by_file, declared, traps_by_file=None):
     out_dir = os.path.abspath(out_dir)
     repo = os.path.abspath(REPO)
     if out_dir == repo or repo.startswith(out_dir + os.sep):
@@ -337,12 +562,12 @@ def write_copy(out_dir, files, by_file, declared):
                  "give an empty or new directory")
     inside_out = os.path.relpath(out_dir, repo)
     if not inside_out.startswith(".."):  # the copy lives inside the repository (say build/...): skip it
-        files = [f for f in files if not (f == inside_out or f.startswith(inside_out + os.sep))]
+        entries = [(r, s) for r, s in entries if not (s == inside_out or s.startswith(inside_out + os.sep))]
     os.makedirs(out_dir, exist_ok=True)
     written = changed = 0
-    wanted = set(files) | {STAMP}
-    for rel in files:
-        src, dst = os.path.join(REPO, rel), os.path.join(out_dir, rel)
+    wanted = {rel for rel, _ in entries} | {STAMP}
+    for rel, src_rel in entries:
+        src, dst = os.path.join(REPO, src_rel), os.path.join(out_dir, rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if os.path.islink(src):
             target = os.readlink(src)
@@ -353,11 +578,12 @@ def write_copy(out_dir, files, by_file, declared):
                 changed += 1
             written += 1
             continue
-        with open(src, "rb") as f:
-            data = f.read()
-        if rel in by_file:
-            lines = data.decode("utf-8").split("\n")
-            data = "\n".join(blanked(rel, lines, by_file[rel], declared)).encode("utf-8")
+        lines = copy_lines(rel, src_rel, by_file, declared, traps_by_file)
+        if lines is None:
+            with open(src, "rb") as f:
+                data = f.read()
+        else:
+            data = "\n".join(lines).encode("utf-8")
         old = None
         if os.path.isfile(dst) and not os.path.islink(dst):
             with open(dst, "rb") as f:
@@ -386,20 +612,20 @@ def write_copy(out_dir, files, by_file, declared):
     return written, changed, removed
 
 
-def find_leaks(files, by_file, declared, secrets):
+def find_leaks(entries, by_file, declared, secrets):
     """FILE:LINE of every line of the would-be copy that is reference code (checked before writing)."""
     leaks = []
-    for rel in files:
-        path = os.path.join(REPO, rel)
+    for rel, src in entries:
+        path = os.path.join(REPO, src)
         if os.path.islink(path):
             continue
         try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().split("\n")
+            lines = copy_lines(rel, src, by_file, declared)
+            if lines is None:
+                with open(path, encoding="utf-8") as f:
+                    lines = f.read().split("\n")
         except UnicodeDecodeError:
             continue
-        if rel in by_file:
-            lines = blanked(rel, lines, by_file[rel], declared)
         for number, line in enumerate(lines, 1):
             if line.strip() in secrets:
                 leaks.append(f"{rel}:{number}: reference code of a task region: {line.strip()}")
@@ -414,7 +640,12 @@ def main():
     mode.add_argument("--check", action="store_true", help="validate the markers and course/tasks.txt only")
     mode.add_argument("--tasks", action="store_true", help="print id, title and transitive prerequisites")
     mode.add_argument("--no-task-tests", action="store_true", help="print the filter of the tests that run no task")
+    mode.add_argument("--traps", action="store_true", help="print 'name<TAB>task<TAB>prerequisites' of every trap")
+    parser.add_argument("--with-traps", action="store_true",
+                        help="with --out: the regions filled in, course/traps.txt's wrong answers switchable")
     args = parser.parse_args()
+    if args.with_traps and not args.out:
+        parser.error("--with-traps goes with --out")
 
     problems = Problems()
     tasks, directives = read_tasks(problems)
@@ -427,6 +658,12 @@ def main():
     if args.no_task_tests:
         print(directives["no-task-tests"])
         return
+    traps = read_traps(problems)
+    problems.exit_if_any()
+    if args.traps:
+        for t in traps:
+            print(f"{t['name']}\t{t['task']}\t{' '.join(sorted(closure[t['task']]))}")
+        return
 
     files = repository_files()
     regions, by_file, twins = find_regions(files, problems)
@@ -435,6 +672,11 @@ def main():
         if not os.path.isfile(os.path.join(REPO, t["file"])):
             problems.add(f"{TASKS_FILE}:{t['line']}", f"file {t['file']} does not exist")
     check_task_tests(files, tasks, problems)
+    check_pages(tasks, problems)
+    leave_out, replace, given = read_copy_config(problems)
+    for t in traps:
+        if t["task"] not in {x["id"] for x in tasks}:
+            problems.add(f"{TRAPS_FILE}:{t['line']}", f"trap {t['name']}: no task {t['task']}")
     docs = os.path.join(REPO, "docs", "course.md")
     if os.path.isfile(docs):  # the instructors' task table follows course/tasks.txt
         with open(docs, encoding="utf-8") as f:
@@ -442,19 +684,41 @@ def main():
         for t in tasks:
             if f"| {t['id']} | {t['title']} |" not in text:
                 problems.add("docs/course.md", f"the task table has no row '| {t['id']} | {t['title']} |'")
+
+    problems.exit_if_any()
+    declared = {t["id"]: t for t in tasks}
+    entries = copy_entries(files, leave_out, replace)
+    copied = {rel for rel, _ in entries}
+    for rel in replace:
+        if rel in by_file:
+            problems.add(COPY_FILE, f"{rel} has task regions: it cannot be replaced")
+    for t in tasks:  # a task's region must reach the copy (blanked), or the copy cannot be solved
+        if t["file"] not in copied:
+            problems.add(COPY_FILE, f"{t['file']} (task {t['id']}) is left out of the copy")
+    for leak in find_leaks(entries, by_file, declared, secret_lines(files, by_file)):
+        problems.add(*leak.split(": ", 1))
+    for twin in find_twins(sorted(copied), by_file, declared, region_lines(by_file), replace, given):
+        problems.add(*twin.split(": ", 1))
     problems.exit_if_any()
     if args.check:
         print(f"make_student_copy: {len(regions)} task regions and {len(twins)} fast twins in {len(by_file)} files "
-              f"match {TASKS_FILE}")
+              f"match {TASKS_FILE}; {len(tasks)} task pages; {len(traps)} traps; no leak, no twin")
         return
-
-    declared = {t["id"]: t for t in tasks}
-    for leak in find_leaks(files, by_file, declared, secret_lines(files, by_file)):
-        problems.add(*leak.split(": ", 1))
-    problems.exit_if_any()
-    written, changed, removed = write_copy(args.out, files, by_file, declared)
-    print(f"make_student_copy: {args.out}: {written} files ({changed} written, {removed} removed), "
-          f"{len(regions)} task regions and {len(twins)} fast twins blanked")
+    traps_by_file = None
+    if args.with_traps:
+        # The files of the trapped tasks and of their prerequisites get the reference (with the traps
+        # switchable); every other region stays blank, so the rebuild stays small.
+        needed = set()
+        for t in traps:
+            needed |= {t["task"]} | closure[t["task"]]
+        traps_by_file = {declared[tid]["file"]: [] for tid in needed}
+        for t in traps:
+            traps_by_file.setdefault(t["file"], []).append(t)
+    written, changed, removed = write_copy(args.out, entries, by_file, declared, traps_by_file)
+    what = (f"{len(traps)} traps switchable (HEADLAB_COURSE_TRAP), the regions of {len(traps_by_file)} files "
+            "filled in" if args.with_traps else
+            f"{len(regions)} task regions and {len(twins)} fast twins blanked")
+    print(f"make_student_copy: {args.out}: {written} files ({changed} written, {removed} removed), {what}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ablate_command.hpp"
+#include "course_command.hpp"
 #include "explore_command.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
@@ -153,6 +154,9 @@ int main(int argc, char** argv) {
 
   headlab::cli::AblateOptions ablate_options;
   CLI::App* ablate = headlab::cli::add_ablate_command(app, ablate_options);
+  headlab::cli::CourseOptions course_options;
+  CLI::App* course = headlab::cli::add_course_command(app, course_options);
+
   headlab::cli::ExploreOptions explore_options;
   CLI::App* explore = headlab::cli::add_explore_command(app, explore_options);
 
@@ -226,6 +230,7 @@ int main(int argc, char** argv) {
     if (*translate) return headlab::cli::run_translate(translate_options);
     if (*curves) return headlab::cli::run_curves(curves_options);
     if (*ablate) return headlab::cli::run_ablate(ablate_options);
+    if (*course) return headlab::cli::run_course(*course, course_options);
     if (*explore) {
       try {
         return headlab::cli::run_explore(explore_options);

@@ -219,46 +219,45 @@ std::vector<std::int64_t> new_token_positions(std::size_t offset, std::size_t L)
   return positions;
 }
 
-// KV cache step (self-attention; `cache` is not null). In: k, v (B, h_kv, L, d), the kv heads
-// of the L new tokens, at positions qpos (L). Out: k, v (B, h_kv, S, d) = the cached entries
-// followed by the new ones along S (axis 2; cached entries are constants, no graph), kpos (S) =
-// the positions the cache has seen followed by qpos; and the new k, v are in the cache (append
-// handles window eviction: it keeps the sinks and the newest `window` entries).
+// KV cache step (self-attention; `cache` is not null), for any pair of per-token arrays: K and V
+// (B, h_kv, L, d) with time on axis 2, or MLA's latent (B, L, d_c) and rotary key (B, L, d_R) with
+// time on axis 1. In: first, second = the new tokens' arrays, at positions qpos (L). Out: both
+// replaced by the cached entries followed by the new ones along `axis` (S entries; the cached ones
+// are constants, no graph), kpos (S) = the positions the cache holds followed by qpos; and the new
+// entries are in the cache (append handles window eviction: it keeps the sinks and the newest
+// `window` entries, so after eviction the positions are no longer 0..S-1).
 template <typename T>
-void kv_cache_step(const AttentionConfig& c, const std::vector<std::int64_t>& qpos, KVCache<T>* cache, Tensor<T>& k,
-                   Tensor<T>& v, std::vector<std::int64_t>& kpos) {
+void cache_step(const AttentionConfig& c, const std::vector<std::int64_t>& qpos, KVCache<T>* cache,
+                std::size_t axis, Tensor<T>& first, Tensor<T>& second, std::vector<std::int64_t>& kpos) {
   // BEGIN TASK 4.4: KV cache step
   HEADLAB_TASK("4.4");
   std::vector<std::int64_t> all = cache->positions();
   all.insert(all.end(), qpos.begin(), qpos.end());
-  const Array<T> k_new = k.value(), v_new = v.value();
+  const Array<T> first_new = first.value(), second_new = second.value();
   if (cache->stored_tokens() > 0) {
-    k = concat<T>({Tensor<T>(cache->first()), k}, 2);
-    v = concat<T>({Tensor<T>(cache->second()), v}, 2);
+    first = concat<T>({Tensor<T>(cache->first()), first}, static_cast<std::ptrdiff_t>(axis));
+    second = concat<T>({Tensor<T>(cache->second()), second}, static_cast<std::ptrdiff_t>(axis));
   }
   kpos = all;
-  cache->append(k_new, v_new, 2, c.window, c.sinks);
+  cache->append(first_new, second_new, axis, c.window, c.sinks);
   // END TASK 4.4
 }
 
-// MLA's cache step (self-attention; `cache` is not null): the same as kv_cache_step on what MLA
-// caches. In: latent (B, L, d_c) and k_rot (B, L, d_R) of the new tokens. Out: both prefixed with
-// the cached entries along S (axis 1), kpos = the cached positions ++ qpos; the new entries are
-// appended (without rope, an empty (B, L, 0) stands in for k_rot).
+// The two callers of the cache step (task 4.4): the kv heads k, v (B, h_kv, L, d), time on axis 2 ...
+template <typename T>
+void kv_cache_step(const AttentionConfig& c, const std::vector<std::int64_t>& qpos, KVCache<T>* cache, Tensor<T>& k,
+                   Tensor<T>& v, std::vector<std::int64_t>& kpos) {
+  cache_step(c, qpos, cache, 2, k, v, kpos);
+}
+
+// ... and MLA's latent (B, L, d_c) with its rotary key k_rot (B, L, d_R), time on axis 1 (without
+// rope, an empty (B, L, 0) stands in for k_rot, and k_rot itself stays as it was).
 template <typename T>
 void latent_cache_step(const AttentionConfig& c, const std::vector<std::int64_t>& qpos, KVCache<T>* cache,
                        Tensor<T>& latent, Tensor<T>& k_rot, std::vector<std::int64_t>& kpos) {
-  std::vector<std::int64_t> all = cache->positions();
-  all.insert(all.end(), qpos.begin(), qpos.end());
-  const Array<T> latent_new = latent.value();
-  const Array<T> rot_new =
-      c.rope ? k_rot.value() : Array<T>(xt::zeros<T>({latent.size(0), latent.size(1), std::size_t(0)}));
-  if (cache->stored_tokens() > 0) {
-    latent = concat<T>({Tensor<T>(cache->first()), latent}, 1);
-    if (c.rope) k_rot = concat<T>({Tensor<T>(cache->second()), k_rot}, 1);
-  }
-  kpos = all;
-  cache->append(latent_new, rot_new, 1, c.window, c.sinks);
+  Tensor<T> rot = c.rope ? k_rot : Tensor<T>(Array<T>(xt::zeros<T>({latent.size(0), latent.size(1), std::size_t(0)})));
+  cache_step(c, qpos, cache, 1, latent, rot, kpos);
+  if (c.rope) k_rot = rot;
 }
 
 // Head mask: Y_h *= xi_h, with y (B, h, L, d) and xi (h) viewed as (1, h, 1, 1).

@@ -17,6 +17,7 @@
 #include "headlab/core/random.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/core/shape_utils.hpp"
+#include "headlab/core/task_marker.hpp"
 
 namespace headlab {
 
@@ -253,6 +254,13 @@ void clear_head_mask(std::vector<AttentionSite>& sites) {
 HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask& mask, std::size_t batches,
                                const std::function<Tensor<float>(std::size_t)>& batch_loss) {
   if (batches == 0) throw ValueError("head_importance: no evaluation batches");
+  // Michel et al. (2019): the importance of head h of a site is I_h = mean over the batches of
+  // |dL/dxi_h|, at the mask `mask`, where xi_h multiplies the head's output (Y_h *= xi_h). Put
+  // each site's mask on its module as a leaf that requires grad (set_head_mask), run each batch's
+  // loss backward, read xi's gradient; then put the plain masks back (apply_head_mask). normalised
+  // divides each site's scores by their L2 norm (a site whose scores are all 0 stays 0).
+  // BEGIN TASK 6.2: head importance
+  HEADLAB_TASK("6.2");
   // xi as leaves that require grad: dL/dxi_h = sum over the head's outputs of dL/dY_h * Y_h.
   std::vector<Tensor<float>> xi;
   for (std::size_t s = 0; s < sites.size(); ++s) {
@@ -267,6 +275,7 @@ HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask
     for (auto& t : xi) t.zero_grad();
     batch_loss(b).backward();
     for (std::size_t s = 0; s < sites.size(); ++s) {
+      if (!xi[s].has_grad()) continue;  // a site this loss does not reach: dL/dxi = 0
       const Array<float>& g = xi[s].grad();
       for (std::size_t h = 0; h < imp.raw[s].size(); ++h) imp.raw[s][h] += std::abs(double(g(h))) / double(batches);
     }
@@ -281,6 +290,7 @@ HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask
       for (double& v : site) v /= norm;
   }
   return imp;
+  // END TASK 6.2
 }
 
 // ---- The task behind pruning -----------------------------------------------------------------

@@ -10,6 +10,8 @@
 // the definitions (loops over the formula, central differences, hand-counted examples), never from
 // the library's own output, and the random inputs move with HEADLAB_COURSE_SEED.
 //
+// The helpers (seeds, the tests' own central-difference check, attention by loops) are in
+// course_checks.hpp, shared with the instructor's hidden tests (course/grading/).
 // Every "task ..." case runs with KernelChoice::course (headlab/ops/kernel_choice.hpp): the ops
 // whose backward (or whole body) is a task run the task's region, the student's code, not their
 // fast twin in ops/kernels/; everything else keeps its fast kernels.
@@ -31,6 +33,7 @@
 #include "headlab/attention/attention.hpp"
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/lab/heads.hpp"
 #include "headlab/course/course.hpp"
 #include "headlab/train/decoding.hpp"
 #include "headlab/core/gradcheck.hpp"
@@ -38,153 +41,8 @@
 #include "headlab/models/transformer.hpp"
 #include "headlab/optim/optim.hpp"
 
-using namespace headlab;
+#include "course/course_checks.hpp"  // seed(), check_gradients, attention by loops; KernelChoice::course
 
-namespace {
-
-// Sets KernelChoice::course while a "task ..." case runs, and puts the previous choice back after it.
-struct TaskCasesRunTheRegions : doctest::IReporter {
-  explicit TaskCasesRunTheRegions(const doctest::ContextOptions&) {}
-  void test_case_start(const doctest::TestCaseData& tc) override {
-    const std::string name = tc.m_name;
-    active_ = name.rfind("task ", 0) == 0;
-    if (active_) {
-      previous_ = kernel_choice();
-      set_kernel_choice(KernelChoice::course);
-    }
-  }
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {
-    if (active_) set_kernel_choice(previous_);
-    active_ = false;
-  }
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
-
- private:
-  bool active_ = false;
-  KernelChoice previous_ = KernelChoice::fast;
-};
-DOCTEST_REGISTER_LISTENER("task-cases-run-the-regions", 1, TaskCasesRunTheRegions);
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// The seed of every random input: `base`, shifted when HEADLAB_COURSE_SEED is set. Instructors grade
-// with a seed they keep to themselves (docs/course.md), so that only a real implementation passes.
-std::uint64_t seed(std::uint64_t base) {
-  static const std::uint64_t offset = [] {
-    const char* s = std::getenv("HEADLAB_COURSE_SEED");
-    return s ? std::strtoull(s, nullptr, 10) * 1000003ULL : 0ULL;
-  }();
-  return base + offset;
-}
-
-double max_diff(const Array<double>& a, const Array<double>& b) {
-  REQUIRE(a.shape() == b.shape());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
-  return m;
-}
-
-double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-// gradcheck of f over fresh float64 inputs drawn from [lo, hi]; fails with gradcheck's message.
-void check_gradients(const std::string& name, const GradcheckFn& f, const std::vector<Shape>& shapes, double lo,
-                     double hi, std::uint64_t base_seed) {
-  Generator gen(seed(base_seed));
-  std::vector<TensorD> inputs;
-  for (const Shape& s : shapes) inputs.push_back(uniform<double>(s, lo, hi, gen, true));
-  const GradcheckResult r = gradcheck(name, f, inputs);
-  INFO(r.message);
-  CHECK(r.ok);
-}
-
-MaskArray mask_of(const std::vector<int>& v, const Shape& shape) {
-  MaskArray m = MaskArray::from_shape(shape);
-  REQUIRE(m.size() == v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) m.data()[i] = v[i] != 0;
-  return m;
-}
-
-// One head by the formula: out_i = sum_j softmax_j(q_i . k_j * scale + bias_ij over visible j) v_j,
-// zero when query i sees no key. q (L, d), k (S, d), v (S, dv), hidden/bias (L, S).
-Array<double> attention_by_loops(const Array<double>& q, const Array<double>& k, const Array<double>& v,
-                                 const MaskArray& hidden, const Array<double>& bias, double scale) {
-  const std::size_t L = q.shape()[0], S = k.shape()[0], d = q.shape()[1], dv = v.shape()[1];
-  Array<double> out = xt::zeros<double>({L, dv});
-  for (std::size_t i = 0; i < L; ++i) {
-    std::vector<double> w(S, 0.0);
-    double m = -kInf;
-    for (std::size_t j = 0; j < S; ++j) {
-      if (hidden(i, j)) continue;
-      double s = 0;
-      for (std::size_t c = 0; c < d; ++c) s += q(i, c) * k(j, c);
-      w[j] = s * scale + bias(i, j);
-      m = std::max(m, w[j]);
-    }
-    if (m == -kInf) continue;  // no visible key: zero output
-    double total = 0;
-    for (std::size_t j = 0; j < S; ++j) total += hidden(i, j) ? 0.0 : std::exp(w[j] - m);
-    for (std::size_t j = 0; j < S; ++j) {
-      if (hidden(i, j)) continue;
-      const double p = std::exp(w[j] - m) / total;
-      for (std::size_t c = 0; c < dv; ++c) out(i, c) += p * v(j, c);
-    }
-  }
-  return out;
-}
-
-// Compares sdpa's output (B, h, L, dv) with attention_by_loops for every (batch, head); query head
-// hh uses kv head hh / (h / h_kv). hidden_of(b) gives batch b's (L, S) mask.
-void check_sdpa_against_loops(const TensorD& q, const TensorD& k, const TensorD& v, const SdpaOptions<double>& opt,
-                              const std::function<MaskArray(std::size_t)>& hidden_of, const Array<double>& bias,
-                              double scale) {
-  const auto r = scaled_dot_product_attention(q, k, v, opt);
-  const std::size_t B = q.size(0), h = q.size(1), L = q.size(2), hkv = k.size(1), dv = v.size(3);
-  REQUIRE(r.output.shape() == Shape{B, h, L, dv});
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t hh = 0; hh < h; ++hh) {
-      const std::size_t kv = hh / (h / hkv);
-      const Array<double> qh = xt::view(q.value(), b, hh), kh = xt::view(k.value(), b, kv),
-                          vh = xt::view(v.value(), b, kv), got = xt::view(r.output.value(), b, hh);
-      CAPTURE(b);
-      CAPTURE(hh);
-      CHECK(max_diff(got, attention_by_loops(qh, kh, vh, hidden_of(b), bias, scale)) < 1e-12);
-    }
-  }
-}
-
-TensorD attention_input(std::initializer_list<std::size_t> shape, Generator& gen) {
-  return uniform<double>(Shape(shape), -1, 1, gen);
-}
-
-template <typename T>
-std::unique_ptr<Transformer<T>> small_transformer(std::size_t vocab, std::uint64_t model_seed) {
-  TransformerConfig c;
-  c.d_model = 16;
-  c.ff_dim = 32;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.dropout = 0.0;
-  c.attention.num_heads = 2;
-  c.src_vocab = c.tgt_vocab = vocab;
-  c.max_len = 32;
-  Generator gen(model_seed);
-  auto model = std::make_unique<Transformer<T>>(c, gen);
-  // Larger weights than the default init: sharper next-token distributions, so the orderings matter.
-  for (auto& [name, p] : model->named_parameters())
-    for (auto& x : p.mutable_value()) x = static_cast<T>(0.5 * gen.normal());
-  model->eval();
-  return model;
-}
-
-}  // namespace
 
 // ---- Chapter 0: tensors and autograd -----------------------------------------------------------
 
@@ -287,6 +145,29 @@ TEST_CASE("task 0.6: softmax backward matches central differences and a fully ma
                   2, 19);
   check_gradients("softmax axis 1 of 3", [](const std::vector<TensorD>& in) { return softmax(in[0], 1); },
                   {{2, 3, 4}}, -2, 2, 20);
+  // The input of softmax is not a leaf here and nothing keeps its value: softmax declares
+  // ValueUse::own_output(), so the engine frees x * 2 right after the forward. The backward
+  // must work from y alone (it is given y, not x).
+  check_gradients("softmax of a freed non-leaf", [](const std::vector<TensorD>& in) {
+    return softmax(in[0] * 2.0, -1);
+  }, {{3, 4}}, -1, 1, 37);
+  {
+    Generator leaf_gen(seed(38));
+    TensorD leaf = uniform<double>({2, 3}, -1, 1, leaf_gen, true);
+    TensorD doubled = leaf * 2.0;
+    const auto inner = doubled.node();
+    const TensorD y = softmax(doubled, -1);
+    doubled = TensorD();
+    REQUIRE(inner->value_freed);  // the trap is set: a backward reading softmax's input finds nothing
+    y.backward(Array<double>{{1.0, 0.0, 0.0}, {0.0, 0.0, 1.0}});
+    const Array<double> yv = y.value();
+    for (std::size_t r = 0; r < 2; ++r)
+      for (std::size_t j = 0; j < 3; ++j) {
+        const double dy_j = (r == 0 && j == 0) || (r == 1 && j == 2) ? 1.0 : 0.0;
+        const double dot = r == 0 ? yv(0, 0) : yv(1, 2);
+        CHECK(leaf.grad()(r, j) == doctest::Approx(2 * yv(r, j) * (dy_j - dot)).epsilon(1e-12));
+      }
+  }
   TensorD x(Array<double>{{-kInf, -kInf, -kInf}, {0.1, 0.2, 0.3}}, true);
   softmax(x, -1).backward(Array<double>{{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}});
   for (std::size_t j = 0; j < 3; ++j) CHECK(x.grad()(0, j) == 0.0);
@@ -300,6 +181,10 @@ TEST_CASE("task 0.7: log_softmax backward matches central differences and a full
                   {{3, 4}}, -2, 2, 22);
   check_gradients("log_softmax axis 1 of 3", [](const std::vector<TensorD>& in) { return log_softmax(in[0], 1); },
                   {{2, 3, 4}}, -2, 2, 23);
+  // As in 0.6: the input is a freed non-leaf; the backward has y (and which rows were masked) only.
+  check_gradients("log_softmax of a freed non-leaf", [](const std::vector<TensorD>& in) {
+    return log_softmax(in[0] * 2.0 + 0.5, -1);
+  }, {{3, 4}}, -1, 1, 39);
   TensorD x(Array<double>{{-kInf, -kInf, -kInf}, {0.1, 0.2, 0.3}}, true);
   log_softmax(x, -1).backward(Array<double>{{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}});
   for (std::size_t j = 0; j < 3; ++j) CHECK(x.grad()(0, j) == 0.0);
@@ -356,6 +241,86 @@ TEST_CASE("task 2.1: scaled dot-product attention equals the formula, with group
   biased.attn_bias = uniform<double>({L, S}, -1, 1, gen).value();
   biased.scale = 0.3;
   check_sdpa_against_loops(q, k1, v1, biased, [&](std::size_t) { return nothing_hidden; }, *biased.attn_bias, 0.3);
+}
+
+TEST_CASE("task 2.1: dropout in training drops weights after the softmax, and need_weights returns them before it") {
+  Generator gen(seed(40));
+  const std::size_t B = 2, h = 2, hkv = 1, L = 3, S = 4, d = 4, dv = 3;
+  const TensorD q = attention_input({B, h, L, d}, gen), k = attention_input({B, hkv, S, d}, gen),
+                v = attention_input({B, hkv, S, dv}, gen);
+  const double p = 0.5;
+  Generator drop_gen(seed(41));
+  SdpaOptions<double> opt;
+  opt.need_weights = true;
+  opt.dropout = p;
+  opt.training = true;
+  opt.generator = &drop_gen;
+  const auto r = scaled_dot_product_attention(q, k, v, opt);
+  REQUIRE(r.weights.defined());
+  REQUIRE(r.weights.shape() == Shape{B, h, L, S});
+  REQUIRE(r.output.shape() == Shape{B, h, L, dv});
+  std::size_t rows_changed = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t hh = 0; hh < h; ++hh)
+      for (std::size_t i = 0; i < L; ++i) {
+        CAPTURE(b);
+        CAPTURE(hh);
+        CAPTURE(i);
+        // The weights, by the formula: softmax_j(q_i . k_j / sqrt(d)), before any dropout.
+        std::vector<double> w(S);
+        double total = 0;
+        for (std::size_t j = 0; j < S; ++j) {
+          double s = 0;
+          for (std::size_t c = 0; c < d; ++c) s += q.value()(b, hh, i, c) * k.value()(b, 0, j, c);
+          w[j] = std::exp(s / std::sqrt(double(d)));
+          total += w[j];
+        }
+        for (std::size_t j = 0; j < S; ++j) {
+          w[j] /= total;
+          CHECK(r.weights.value()(b, hh, i, j) == doctest::Approx(w[j]).epsilon(1e-12));
+        }
+        // Dropout keeps each weight (scaled by 1 / (1 - p)) or zeroes it: the output row is
+        // sum over the kept keys J of w_j / (1 - p) v_j for one of the 2^S subsets J.
+        bool some_subset = false, all_kept = false;
+        for (std::size_t keep = 0; keep < (std::size_t(1) << S) && !some_subset; ++keep) {
+          double diff = 0;
+          for (std::size_t c = 0; c < dv; ++c) {
+            double o = 0;
+            for (std::size_t j = 0; j < S; ++j)
+              if (keep >> j & 1) o += w[j] / (1 - p) * v.value()(b, 0, j, c);
+            diff = std::max(diff, std::abs(o - r.output.value()(b, hh, i, c)));
+          }
+          some_subset = diff < 1e-12;
+          all_kept = some_subset && keep + 1 == (std::size_t(1) << S);
+        }
+        CHECK_MESSAGE(some_subset, "the output row is not (a dropout of the weights) @ v");
+        if (!all_kept) ++rows_changed;
+      }
+  CHECK_MESSAGE(rows_changed > 0, "training with dropout 0.5 dropped nothing");
+
+  // Not training: no dropout at all, whatever opt.dropout says. Without need_weights: no weights.
+  opt.training = false;
+  opt.need_weights = false;
+  check_sdpa_against_loops(q, k, v, opt, [&](std::size_t) { return MaskArray(xt::zeros<bool>({L, S})); },
+                           xt::zeros<double>({L, S}), 1 / std::sqrt(double(d)));
+  CHECK_FALSE(scaled_dot_product_attention(q, k, v, opt).weights.defined());
+}
+
+TEST_CASE("task 2.1: edge shapes: one query, one key, a batch of one, one head") {
+  Generator gen(seed(42));
+  const MaskArray none11 = xt::zeros<bool>({1, 1}), none14 = xt::zeros<bool>({1, 4});
+  const SdpaOptions<double> opt;
+  // One key: its weight is 1, so the output is v itself.
+  const TensorD q = attention_input({1, 1, 1, 2}, gen), k = attention_input({1, 1, 1, 2}, gen),
+                v = attention_input({1, 1, 1, 3}, gen);
+  check_sdpa_against_loops(q, k, v, opt, [&](std::size_t) { return none11; }, xt::zeros<double>({1, 1}),
+                           1 / std::sqrt(2.0));
+  CHECK(max_diff(scaled_dot_product_attention(q, k, v, opt).output.value(), v.value()) < 1e-15);
+  // One query over four keys, three query heads sharing one kv head.
+  const TensorD q3 = attention_input({1, 3, 1, 2}, gen), k4 = attention_input({1, 1, 4, 2}, gen),
+                v4 = attention_input({1, 1, 4, 3}, gen);
+  check_sdpa_against_loops(q3, k4, v4, opt, [&](std::size_t) { return none14; }, xt::zeros<double>({1, 4}),
+                           1 / std::sqrt(2.0));
 }
 
 TEST_CASE("task 2.2: position_mask hides later keys, and keys outside the window except the sinks") {
@@ -547,6 +512,43 @@ TEST_CASE("task 4.4: one token at a time with a KV cache equals the full causal 
   }
 }
 
+TEST_CASE("task 4.4: with a sliding window and sinks the cache evicts old entries and still equals the full forward") {
+  AttentionConfig cfg;
+  cfg.d_model = 8;
+  cfg.num_heads = 2;
+  cfg.num_kv_heads = 1;
+  cfg.window = 3;  // each query sees itself and the 2 keys before it ...
+  cfg.sinks = 1;   // ... and position 0, always
+  Generator gen(seed(43));
+  MultiHeadAttention<double> mha(cfg, gen);
+  const std::size_t B = 2, T = 8;
+  const TensorD x = uniform<double>({B, T, cfg.d_model}, -1, 1, gen);
+  AttentionCall<double> call;
+  call.causal = true;
+  NoGradGuard no_grad;
+  const Array<double> full = mha.forward(x, call).output.value();
+
+  KVCache<double> cache;
+  std::vector<TensorD> steps;
+  for (std::size_t t = 0; t < T; ++t) {
+    CAPTURE(t);
+    steps.push_back(mha.forward(narrow(x, 1, t, 1), call, &cache).output);
+    // The cache keeps the sink and the newest `window` entries: positions 0, t-2, t-1, t.
+    std::vector<std::int64_t> expected{0};
+    for (std::size_t p = t >= 3 ? t - 2 : 1; p <= t; ++p) expected.push_back(std::int64_t(p));
+    CHECK(cache.positions() == expected);
+    CHECK(cache.stored_tokens() == expected.size());
+    CHECK(cache.length() == t + 1);
+  }
+  CHECK(max_diff(concat(steps, 1).value(), full) < 1e-12);
+
+  KVCache<double> chunked;  // a prefill of 5 tokens (already more than the window), then one at a time
+  std::vector<TensorD> parts{mha.forward(narrow(x, 1, 0, 5), call, &chunked).output};
+  CHECK(chunked.positions() == std::vector<std::int64_t>{0, 2, 3, 4});
+  for (std::size_t t = 5; t < T; ++t) parts.push_back(mha.forward(narrow(x, 1, t, 1), call, &chunked).output);
+  CHECK(max_diff(concat(parts, 1).value(), full) < 1e-12);
+}
+
 // ---- Chapter 5: translation ----------------------------------------------------------------------
 
 TEST_CASE("task 5.1: beam search: beam 1 is greedy, and a beam that keeps every prefix finds the best output") {
@@ -684,6 +686,79 @@ TEST_CASE("task 6.1: the headwise gate scales each head's output by sigmoid(x W_
   elementwise.gate = GateKind::elementwise;
   MultiHeadAttention<double> mha_e(elementwise, gen);
   CHECK(mha_e.forward(x).gate.shape() == Shape{B, h, T, gated.d_model / h});
+}
+
+namespace {
+
+// The expected Michel importance by central differences on standing (constant) head masks:
+// mean over the batches of |(L_b(xi + d e_h) - L_b(xi - d e_h)) / (2 d)| for every site and head.
+// Each loss below is linear in each xi_h (xi_h scales Y_h, which goes through the output projection
+// only), so the difference is exact up to float rounding.
+std::vector<std::vector<double>> importance_by_differences(std::vector<AttentionSite>& sites, const HeadMask& mask,
+                                                           std::size_t batches,
+                                                           const std::function<Tensor<float>(std::size_t)>& loss) {
+  NoGradGuard no_grad;
+  const float d = 0.25f;
+  std::vector<std::vector<double>> expected(sites.size());
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    for (std::size_t h = 0; h < mask[s].size(); ++h) {
+      double total = 0;
+      for (std::size_t batch = 0; batch < batches; ++batch) {
+        HeadMask up = mask, down = mask;
+        up[s][h] += d;
+        down[s][h] -= d;
+        apply_head_mask(sites, up);
+        const double l_up = loss(batch).value()();
+        apply_head_mask(sites, down);
+        const double l_down = loss(batch).value()();
+        total += std::abs((l_up - l_down) / (2.0 * d));
+      }
+      expected[s].push_back(total / double(batches));
+    }
+  }
+  apply_head_mask(sites, mask);
+  return expected;
+}
+
+}  // namespace
+
+TEST_CASE("task 6.2: head importance is the mean |dL/dxi_h| at the mask, normalised per site") {
+  AttentionConfig two, four;
+  two.d_model = four.d_model = 8;
+  two.num_heads = 2;
+  four.num_heads = 4;
+  Generator gen(seed(44));
+  MultiHeadAttention<float> first(two, gen), second(four, gen);
+  std::vector<AttentionSite> sites{{"first", "self", 0, &first}, {"second", "self", 1, &second}};
+  std::vector<Tensor<float>> xs;
+  for (int b = 0; b < 2; ++b) xs.push_back(uniform<float>({2, 3, 8}, -1, 1, gen));
+  const auto loss = [&](std::size_t b) {  // one loss over both sites, linear in every xi_h
+    return sum(first.forward(xs[b]).output) + sum(second.forward(xs[1 - b] * 0.5f).output);
+  };
+  const HeadMask mask = {{1.0f, 0.5f}, {1.0f, 0.0f, 1.0f, 0.75f}};
+  const HeadImportance imp = head_importance(sites, mask, xs.size(), loss);
+  // The plain masks are back on the modules: constants, with the mask's values.
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    const Tensor<float>& xi = sites[s].module->head_mask();
+    REQUIRE(xi.defined());
+    CHECK_FALSE(xi.requires_grad());
+    for (std::size_t h = 0; h < mask[s].size(); ++h) CHECK(xi.value()(h) == mask[s][h]);
+  }
+  const auto expected = importance_by_differences(sites, mask, xs.size(), loss);
+  REQUIRE(imp.raw.size() == 2);
+  REQUIRE(imp.normalised.size() == 2);
+  for (std::size_t s = 0; s < 2; ++s) {
+    REQUIRE(imp.raw[s].size() == mask[s].size());
+    double squares = 0;
+    for (double e : expected[s]) squares += e * e;
+    const double norm = std::sqrt(squares);
+    for (std::size_t h = 0; h < mask[s].size(); ++h) {
+      CAPTURE(s);
+      CAPTURE(h);
+      CHECK(imp.raw[s][h] == doctest::Approx(expected[s][h]).epsilon(1e-3).scale(1e-1));
+      CHECK(imp.normalised[s][h] == doctest::Approx(expected[s][h] / norm).epsilon(1e-3));
+    }
+  }
 }
 
 // ---- The course machinery (no task's code) -------------------------------------------------------

@@ -15,6 +15,8 @@ namespace headlab::course {
 
 struct Task {
   std::string id, title, file;  // as in course/tasks.txt
+  std::string prerequisites;    // the direct ones, space-separated ("" for none)
+  int points = 0;               // what `headlab course grade` gives when all its cases pass
 };
 
 // Every task of course/tasks.txt, in file order (compiled in when the course target is configured).

@@ -1,0 +1,45 @@
+// course_command.hpp: `headlab course status` and `headlab course grade`, a student's progress and
+// grade in course mode (course/student/README.md for students, docs/course.md for instructors).
+//
+//   headlab course status [--seed N] [--tests BIN]
+//       every task of course/tasks.txt: pass, fail, not started (its own NotImplemented), or waiting
+//       for a prerequisite, with its points and the tasks it unlocks
+//   headlab course grade [--seed N] [--instructor] [--out FILE] [--tests BIN] [--grading-tests BIN]
+//       the same runs, points per task (all or nothing) and the total, and a JSON report:
+//       {"seed", "instructor", "points", "max_points", "tasks": [{"task", "title", "status", "points",
+//        "max_points", "seed", "cases", "passed", "failures": [{"case", "message"}]}]}
+//
+// Each task is one run of the test binary, `headlab_tests -tc="task <id>:*"` (and with --instructor
+// also the hidden tests of course/grading/, `headlab_grading_tests`, which only the instructor's
+// tree has), with HEADLAB_COURSE_SEED=N when --seed is given. The binaries default to the ones next
+// to this executable's build (BUILD/tests/headlab_tests, BUILD/course/grading/headlab_grading_tests).
+// A run that takes longer than 10 minutes is stopped and counts as failed.
+// Exit status: 0 (status: always; grade: the report was written), 1 a file that cannot be written or
+// a test binary that cannot be run, 2 a usage error (a missing binary, --instructor without the
+// hidden tests).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace headlab::cli {
+
+struct CourseOptions {
+  bool seed_given = false;
+  std::uint64_t seed = 0;          // HEADLAB_COURSE_SEED for the test runs
+  bool instructor = false;         // grade: run the hidden tests of course/grading/ too
+  std::string out = "course_grade.json";  // grade: the JSON report (replaced if it exists)
+  std::string tests;               // the task tests (default: next to this build)
+  std::string grading_tests;       // the hidden tests (default: next to this build)
+};
+
+// Adds `course` with its subcommands `status` and `grade` to app; returns the `course` command.
+CLI::App* add_course_command(CLI::App& app, CourseOptions& options);
+// Runs the subcommand that was given (call when the returned command was parsed).
+int run_course(const CLI::App& course, const CourseOptions& options);
+
+}  // namespace headlab::cli
