@@ -31,7 +31,7 @@ tests=$build/tests/headlab_tests
 hidden=$build/course/grading/headlab_grading_tests
 cli=$build/apps/headlab
 student=${HEADLAB_COURSE_STUDENT_DIR:-build/course-student}
-export OPENBLAS_NUM_THREADS=1
+export HEADLAB_THREADS=1
 start=$(date +%s)
 failures=0
 fail() {
