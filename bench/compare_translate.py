@@ -33,6 +33,7 @@ Timings on a shared 2-vCPU machine vary by tens of percent between runs: compare
 run, and use --repeat for a spread.
 """
 import argparse
+import datetime
 import html
 import json
 import math
@@ -41,6 +42,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from compare_train import cpu_name  # the machine line of the report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIDES = ("headlab", "pytorch")
@@ -307,8 +310,10 @@ def report(a, runs):
         sys.exit(f"compare_translate: no summary.json under {a.out}/{{headlab,pytorch}}")
     parts = ["# Translation de->en: headlab vs PyTorch, same training-time budget", "",
              f"Data {a.data}; budget {a.budget:g} s of training steps per side (evaluation excluded); "
-             f"eval every {a.eval_every} steps; seed {a.seed}; one thread (OPENBLAS_NUM_THREADS=1). "
-             f"Ratio column: headlab / pytorch (ms/step below 1 = headlab faster).", "",
+             f"eval every {a.eval_every} steps; seed {a.seed}; one thread (HEADLAB_THREADS=1 and "
+             f"OPENBLAS_NUM_THREADS=1). Ratio column: headlab / pytorch (ms/step below 1 = headlab faster).", "",
+             f"Machine: {cpu_name()}, {os.cpu_count()} cores seen by the OS; {datetime.date.today().isoformat()}; "
+             "command: `/usr/bin/python3 bench/compare_translate.py " + " ".join(sys.argv[1:]) + "`", "",
              summary_table(runs), ""]
     if any(len(runs[s]) > 1 for s in SIDES):
         parts += ["Per run:", "", per_run_table(runs), ""]

@@ -6,7 +6,7 @@
 // Both sides do 3 gemms = 6 M N K flops per step. Reported: median ms per
 // step over repetitions (after warm-up), GFLOP/s, and autograd / raw.
 //
-// usage: bench_matmul [repetitions]   (run with OPENBLAS_NUM_THREADS=1)
+// usage: bench_matmul [repetitions]   (one thread: it calls set_threads(1))
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -113,6 +113,15 @@ check steps_1e20 2 "--steps" -- "$hl" train --steps 1e20
 check steps_huge_integer 2 "--steps" -- "$hl" train --steps 99999999999999999999999
 check steps_empty 2 "--steps" -- "$hl" train --steps ""
 check steps_0_without_budget 2 "--steps: 0 means no step cap" -- "$hl" train --steps 0
+check threads_zero 2 "--threads: must be a whole number from 1 to 1024" -- "$hl" train --threads 0
+check threads_negative 2 "--threads" -- "$hl" --threads -1 stats
+check threads_huge 2 "--threads" -- "$hl" train --threads 99999999999999999999999
+check threads_empty 2 "--threads" -- "$hl" stats --threads ""
+check threads_env_zero 2 "HEADLAB_THREADS \\(the default of --threads\\)" -- env HEADLAB_THREADS=0 "$hl" stats
+check threads_env_text 2 "HEADLAB_THREADS" -- env HEADLAB_THREADS="$(head -c 3000 /dev/zero | tr '\0' 'x')" "$hl" stats
+check course_unknown_subcommand 2 "A subcommand is required" -- "$hl" course teach
+check course_bad_seed 2 "--seed" -- "$hl" course status --seed -3
+check course_missing_tests 2 "no_such_tests" -- "$hl" course grade --tests "$tmp/no_such_tests" --out "$tmp/grade.json"
 check flag_of_another_task 2 "--beam is for --task translate" -- "$hl" train --task copy --beam 8
 check seed_negative 2 "--seed" -- "$hl" train --seed -1
 check rope_2 2 "--rope" -- "$hl" train --rope=2

@@ -120,19 +120,21 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
   // masked_softmax reads them row by row: nothing of the scores' size (B, h, L, S) is built.
   ScoreMask hide;
   MaskArray positions;  // (L, S), when positional
-  // BEGIN TASK 2.3: padding and attention masks
-  HEADLAB_TASK("2.3");
-  if (positional) {
-    const auto kpos = opt.key_positions.empty() ? iota_from(0, S) : opt.key_positions;
-    const auto qpos = opt.query_positions.empty()
-                          ? iota_from(static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L), L)
-                          : opt.query_positions;
-    positions = position_mask(qpos, kpos, true, opt.window, opt.sinks);
-    hide.positions = &positions;
+  if (positional || opt.key_padding_mask || opt.attn_mask) {
+    // BEGIN TASK 2.3: padding and attention masks
+    HEADLAB_TASK("2.3");
+    if (positional) {
+      const auto kpos = opt.key_positions.empty() ? iota_from(0, S) : opt.key_positions;
+      const auto qpos = opt.query_positions.empty()
+                            ? iota_from(static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L), L)
+                            : opt.query_positions;
+      positions = position_mask(qpos, kpos, true, opt.window, opt.sinks);
+      hide.positions = &positions;
+    }
+    if (opt.key_padding_mask) hide.padding = &*opt.key_padding_mask;
+    if (opt.attn_mask) hide.mask = &*opt.attn_mask;
+    // END TASK 2.3
   }
-  if (opt.key_padding_mask) hide.padding = &*opt.key_padding_mask;
-  if (opt.attn_mask) hide.mask = &*opt.attn_mask;
-  // END TASK 2.3
 
   // ---- Attention (the formula at the top of this file) ----
   // BEGIN TASK 2.1: scaled dot-product attention

@@ -1,4 +1,5 @@
 // Process-wide runtime settings: the allocator, denormals.
+#include <cstdlib>  // first: it defines __GLIBC__ where glibc is the C library
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

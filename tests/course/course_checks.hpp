@@ -22,6 +22,7 @@
 #include "headlab/core/gradcheck.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/models/transformer.hpp"
+#include "../small_models.hpp"
 
 using namespace headlab;
 
@@ -184,21 +185,10 @@ inline TensorD attention_input(std::initializer_list<std::size_t> shape, Generat
   return uniform<double>(Shape(shape), -1, 1, gen);
 }
 
+// The small encoder-decoder of tests/small_models.hpp, in evaluation mode.
 template <typename T>
 std::unique_ptr<Transformer<T>> small_transformer(std::size_t vocab, std::uint64_t model_seed) {
-  TransformerConfig c;
-  c.d_model = 16;
-  c.ff_dim = 32;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.dropout = 0.0;
-  c.attention.num_heads = 2;
-  c.src_vocab = c.tgt_vocab = vocab;
-  c.max_len = 32;
-  Generator gen(model_seed);
-  auto model = std::make_unique<Transformer<T>>(c, gen);
-  // Larger weights than the default init: sharper next-token distributions, so the orderings matter.
-  for (auto& [name, p] : model->named_parameters())
-    for (auto& x : p.mutable_value()) x = static_cast<T>(0.5 * gen.normal());
+  auto model = headlab::testing::small_transformer<T>(vocab, model_seed);
   model->eval();
   return model;
 }

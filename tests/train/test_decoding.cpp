@@ -11,6 +11,7 @@
 #include "headlab/train/decoding.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/models/transformer.hpp"
+#include "small_models.hpp"
 
 using namespace headlab;
 
@@ -28,20 +29,7 @@ EncodedPair pair_of_lengths(std::size_t source_len, std::size_t target_len, std:
 
 template <typename T>
 std::unique_ptr<Transformer<T>> small_model(std::size_t vocab, std::uint64_t seed) {
-  TransformerConfig c;
-  c.d_model = 16;
-  c.ff_dim = 32;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.dropout = 0.0;
-  c.attention.num_heads = 2;
-  c.src_vocab = c.tgt_vocab = vocab;
-  c.max_len = 32;
-  Generator gen(seed);
-  auto model = std::make_unique<Transformer<T>>(c, gen);
-  // Larger weights than the default init: sharper next-token distributions, so the orderings matter.
-  for (auto& [name, p] : model->named_parameters())
-    for (auto& v : p.mutable_value()) v = static_cast<T>(0.5 * gen.normal());
-  return model;
+  return headlab::testing::small_transformer<T>(vocab, seed);
 }
 
 }  // namespace

@@ -285,6 +285,10 @@ TEST_CASE("trainer: --tiled-attention trains the same model to float rounding") 
   const TrainResult x = train(composed, log), y = train(tiled, log);
   REQUIRE(x.losses.size() == 6);
   REQUIRE(y.losses.size() == 6);
-  for (std::size_t i = 0; i < 6; ++i) CHECK(y.losses[i] == doctest::Approx(x.losses[i]).epsilon(1e-4));
-  CHECK(y.losses.back() != x.losses.back());  // the kernels differ in rounding: the switch took effect
+  bool any_differs = false;
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK(y.losses[i] == doctest::Approx(x.losses[i]).epsilon(1e-4));
+    any_differs = any_differs || y.losses[i] != x.losses[i];
+  }
+  CHECK(any_differs);  // the kernels differ in rounding: the switch took effect
 }

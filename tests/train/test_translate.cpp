@@ -2,6 +2,8 @@
 // translate_sentences, and bad corpora.
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include <filesystem>
 #include <sstream>
 
@@ -121,7 +123,7 @@ TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") 
   for (std::size_t i = 0; i < full.losses.size(); ++i) CHECK(resumed.losses[i] == full.losses[i]);
 }
 
-// A run short enough for a test whose evaluations differ in loss and BLEU: 200 steps, an
+// A run short enough for a test whose evaluations may differ in loss and BLEU: 200 steps, an
 // evaluation every 10 (BLEU rises from 0 while the loss still falls).
 TrainOptions selection_run(const TempDir& dir, const std::string& select) {
   TrainOptions o = toy_options(dir, 200);
@@ -133,15 +135,25 @@ TrainOptions selection_run(const TempDir& dir, const std::string& select) {
 }
 
 TEST_CASE("translate task: --select valid_loss keeps the lowest validation loss, bleu the highest BLEU") {
-  TempDir by_loss("select_loss"), by_bleu("select_bleu");
   std::ostringstream log;
-  const TrainResult lowest = train(selection_run(by_loss, "valid_loss"), log);
-  const TrainResult highest = train(selection_run(by_bleu, "bleu"), log);
+  std::unique_ptr<TempDir> by_loss, by_bleu;
+  TrainResult lowest, highest;
+  std::size_t loss_step = 0, bleu_step = 0;
+  // A seed whose best-loss and best-BLEU evaluations differ, else the run could not tell the two
+  // apart. Which seeds do depends on rounding (compiler flags, kernels), so up to four are tried.
+  for (std::uint64_t seed = 1; seed <= 4 && loss_step == bleu_step; ++seed) {
+    by_loss = std::make_unique<TempDir>("select_loss");
+    by_bleu = std::make_unique<TempDir>("select_bleu");
+    TrainOptions by_loss_options = selection_run(*by_loss, "valid_loss"), by_bleu_options = selection_run(*by_bleu, "bleu");
+    by_loss_options.seed = by_bleu_options.seed = seed;
+    lowest = train(by_loss_options, log);
+    highest = train(by_bleu_options, log);
+    loss_step = expected_best_step(by_loss->path / "run", "valid_loss", false);
+    bleu_step = expected_best_step(by_bleu->path / "run", "valid_bleu", true);
+  }
   INFO(log.str());
-  const fs::path loss_run = by_loss.path / "run", bleu_run = by_bleu.path / "run";
-  const std::size_t loss_step = expected_best_step(loss_run, "valid_loss", false);
-  const std::size_t bleu_step = expected_best_step(bleu_run, "valid_bleu", true);
-  CHECK(loss_step != bleu_step);  // else this run could not tell the two apart
+  const fs::path loss_run = by_loss->path / "run", bleu_run = by_bleu->path / "run";
+  REQUIRE(loss_step != bleu_step);
   CHECK(loss_step > 0);
   CHECK(bleu_step > 0);
 
