@@ -155,8 +155,8 @@ def main():
         ro = max(x["peak_rss_mb"] for x in cells[(c, s, counts[0], "headlab")])
         rt = max(x["peak_rss_mb"] for x in cells[(c, s, counts[0], "pytorch")])
         no, nt = ro - base_ours, rt - base_theirs
-        lines.append(f"| {name} | {ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {no:.0f} | {nt:.0f} | "
-                     f"**{no / nt:.2f}** |" if nt > 0 else f"| {name} | {ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {no:.0f} | {nt:.0f} | - |")
+        net_ratio = f"**{no / nt:.2f}**" if nt > 0 else "-"
+        lines.append(f"| {name} | {ro:.0f} | {rt:.0f} | {ro / rt:.2f} | {no:.0f} | {nt:.0f} | {net_ratio} |")
     report = "\n".join(lines)
     print(report)
     if a.out:

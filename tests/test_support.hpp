@@ -10,7 +10,26 @@
 #include <system_error>
 #include <vector>
 
+#include "headlab/core/threads.hpp"
+
 namespace headlab::testing {
+
+// Sets the thread count and the parallel-work threshold (headlab/core/threads.hpp) for one scope,
+// then puts back what was there.
+struct ThreadScope {
+  int old_threads = threads();
+  std::size_t old_work = min_parallel_work();
+  ThreadScope(int n, std::size_t work) {
+    set_threads(n);
+    set_min_parallel_work(work);
+  }
+  ~ThreadScope() {
+    set_threads(old_threads);
+    set_min_parallel_work(old_work);
+  }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+};
 
 // A fresh directory under the system temp dir (headlab_<name>_<pid>_<n>, unique per process and
 // per object), created empty and removed with its contents at scope exit.

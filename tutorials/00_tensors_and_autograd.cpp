@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -285,10 +284,13 @@ int main(int argc, char** argv) {
   // picture as micrograd's draw_dot. This is the 2-layer network of section 3.
   section("6. The graph of section 3 as Graphviz DOT");
   {
-    std::ofstream out(dot_path);
-    out << dot;
-    out.close();
-    const bool written = bool(out) && dot.rfind("digraph", 0) == 0;
+    bool written = dot.rfind("digraph", 0) == 0;
+    try {
+      write_file_atomic(dot_path, dot, "tutorial 00");  // the checked, atomic writer every command uses
+    } catch (const IOError& e) {
+      std::cout << "  " << e.what() << "\n";
+      written = false;
+    }
     const auto edges = std::count(dot.begin(), dot.end(), '>');
     std::cout << "  " << (written ? "wrote " : "could NOT write ") << dot_path << " (" << dot.size() << " bytes, "
               << edges << " edges); it begins:\n";

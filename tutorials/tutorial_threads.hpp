@@ -4,21 +4,21 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <string>
 
+#include "headlab/core/errors.hpp"
 #include "headlab/core/threads.hpp"
+#include "headlab/core/user_input.hpp"
 
 namespace headlab {
 inline void use_tutorial_threads() {
   int n = available_cores();
   if (const char* env = std::getenv("HEADLAB_THREADS")) {
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    if (end == env || *end != '\0' || v < 1 || v > 1024) {
-      std::cerr << "HEADLAB_THREADS must be a whole number from 1 to 1024, got '" << env << "'\n";
+    try {
+      n = static_cast<int>(parse_whole_number(env, 1, 1024));
+    } catch (const ValueError& e) {
+      std::cerr << "HEADLAB_THREADS: " << e.what() << "\n";
       std::exit(2);
     }
-    n = static_cast<int>(v);
   }
   set_threads(n);
 }

@@ -11,24 +11,12 @@
 
 #include "headlab/headlab.hpp"
 #include "headlab/core/shape_utils.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
+using headlab::testing::ThreadScope;
 
 namespace {
-
-// Sets the thread count and the parallel threshold for one scope, then puts back what was there.
-struct ThreadScope {
-  int old_threads = threads();
-  std::size_t old_work = min_parallel_work();
-  ThreadScope(int n, std::size_t work) {
-    set_threads(n);
-    set_min_parallel_work(work);
-  }
-  ~ThreadScope() {
-    set_threads(old_threads);
-    set_min_parallel_work(old_work);
-  }
-};
 
 template <typename T>
 bool same_bits(const Array<T>& a, const Array<T>& b) {

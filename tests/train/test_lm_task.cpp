@@ -212,20 +212,15 @@ TEST_CASE("lm task: --tokenizer word trains on words, scores bits per character 
 }
 
 TEST_CASE("lm task: the same seed and thread count give the same losses bit for bit, at 1 and at 2 threads") {
-  const int old_threads = threads();
-  const std::size_t old_work = min_parallel_work();
-  set_min_parallel_work(1);  // every parallel path runs, even on this small model
   std::vector<std::vector<double>> losses;
   for (int n : {1, 1, 2, 2}) {
-    set_threads(n);
+    const headlab::testing::ThreadScope scope(n, 1);  // work 1: every parallel path runs, even on this small model
     TempDir d("lm_threads");
     std::ostringstream log;
     TrainOptions o = small_lm(d.path, 4);
     o.dropout = 0.1;  // dropout's random draws too
     losses.push_back(train(o, log).losses);
   }
-  set_threads(old_threads);
-  set_min_parallel_work(old_work);
   REQUIRE(losses[0].size() == 4);
   for (std::size_t i = 0; i < 4; ++i) {
     CAPTURE(i);
