@@ -13,7 +13,9 @@ What runs: first `BUILD/apps/headlab train --task translate ...`, then bench/tra
 same data, tokenizer, vocabulary, batches, model, loss, optimiser, schedule, evaluation and decoding,
 written with torch.nn), one after the other, never in parallel, both on one thread
 (HEADLAB_THREADS=1 for headlab, OPENBLAS_NUM_THREADS=1 and torch.set_num_threads(1) for the twin). Both get the same --train,
---valid, --test, --time-budget, --eval-every and --seed. Each writes RUN/summary.json; this script
+--valid, --test, --time-budget, --eval-every and --seed. When headlab trained on subword tokens
+(`tokenizer=bpe` in OUT/headlab/config.ini), the twin also gets `--tokenizer-from OUT/headlab`: the
+same BPE merges and vocabularies, so the same ids. Each writes RUN/summary.json; this script
 reads the two and writes OUT/comparison.md (printed too) and OUT/bleu_vs_time.svg.
 
 What "budget" counts: seconds spent in training steps only (forward, loss, backward, clipping,
@@ -27,8 +29,10 @@ What is measured: steps done in the budget; ms/step (median of the step times af
 both sides cut the same batches and every epoch visits each once, but in an order shuffled by each
 side's own random generator, so step k is not the same batch on both sides); valid loss (mean token
 NLL without label smoothing) and valid BLEU of the best-valid-BLEU checkpoint; test BLEU (greedy, and
-beam 4 with length penalty 0.6) of that checkpoint; peak resident memory (ru_maxrss); valid BLEU
-against training seconds. BLEU is nltk's corpus_bleu x100 on the lower-cased tokens on both sides.
+beam 4 with length penalty 0.6) and test chrF of that checkpoint; peak resident memory (ru_maxrss);
+valid BLEU against training seconds. BLEU is nltk's corpus_bleu x100 on the lower-cased words on both
+sides (BPE pieces joined back into words first), chrF nltk's corpus_chrf x100 on the same words
+(summary.json keys test_chrf_greedy / test_chrf_beam; "-" where a side has none).
 Timings on a shared 2-vCPU machine vary by tens of percent between runs: compare the sides within one
 run, and use --repeat for a spread.
 """
@@ -70,6 +74,39 @@ def run_logged(cmd, log_path, env, label):
     return rc
 
 
+def run_config(run_dir):
+    """{key: value} of RUN/config.ini (`key=value` under [train], values maybe quoted; comment,
+    section and blank lines skipped); {} when the run has none."""
+    path = os.path.join(run_dir, "config.ini")
+    if not os.path.isfile(path):
+        return {}
+    config = {}
+    with open(path, encoding="utf-8-sig") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#;[" or "=" not in line:
+                continue
+            key, value = (part.strip() for part in line.split("=", 1))
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            config[key] = value
+    return config
+
+
+def twin_tokenizer_args(a):
+    """["--tokenizer-from", HEADLAB_RUN] when the headlab run trained on BPE (`tokenizer=bpe` in its
+    config.ini), so that the twin trains on the same merges and vocabularies; [] for words. Every
+    round has the same --seed, so round 1's run (always run before the twin's first round) serves."""
+    run_dir = run_dir_for(a.out, "headlab", 1)
+    config = run_config(run_dir)
+    if config.get("tokenizer") != "bpe":
+        return []
+    if config.get("seed") != str(a.seed):
+        sys.exit(f"compare_translate: {run_dir}/config.ini has seed={config.get('seed')}, this comparison "
+                 f"--seed {a.seed}: its BPE files are not this seed's (rerun headlab, or pass its --seed)")
+    return ["--tokenizer-from", run_dir]
+
+
 def side_command(side, a, run_dir):
     files = {k: os.path.join(a.data, f"{k}.tsv") for k in ("train", "valid", "test")}
     common = ["--train", files["train"], "--valid", files["valid"], "--test", files["test"],
@@ -80,7 +117,7 @@ def side_command(side, a, run_dir):
         # --select bleu: the twin keeps its best-BLEU weights too (headlab's default is valid_loss).
         return [exe, "train", "--task", "translate"] + common + ["--select", "bleu", "--progress", "none",
                                                                   "--run-dir", run_dir]
-    return [a.python, os.path.join(HERE, "translate_twin.py")] + common + ["--out", run_dir]
+    return [a.python, os.path.join(HERE, "translate_twin.py")] + common + twin_tokenizer_args(a) + ["--out", run_dir]
 
 
 def run_dir_for(out, side, round_):
@@ -162,6 +199,8 @@ METRICS = [
     ("valid BLEU", "valid_bleu", 2, False),
     ("test BLEU greedy", "test_bleu_greedy", 2, False),
     ("test BLEU beam", "test_bleu_beam", 2, False),
+    ("test chrF greedy", "test_chrf_greedy", 2, False),
+    ("test chrF beam", "test_chrf_beam", 2, False),
     ("peak RSS (MB)", "peak_rss_mb", 0, True),
 ]
 
@@ -189,9 +228,10 @@ def per_run_table(runs):
     for side in SIDES:
         for i, r in enumerate(runs[side], 1):
             rows.append([side, i, r["steps"], fmt(r["ms_per_step"], 1), fmt(r["valid_loss"], 4), fmt(r["valid_bleu"]),
-                         fmt(r["test_bleu_greedy"]), fmt(r["test_bleu_beam"]), fmt(r["peak_rss_mb"], 0)])
+                         fmt(r["test_bleu_greedy"]), fmt(r["test_bleu_beam"]), fmt(r.get("test_chrf_beam")),
+                         fmt(r["peak_rss_mb"], 0)])
     return md_table(["side", "run", "steps", "ms/step", "valid loss", "valid BLEU", "test greedy", "test beam",
-                     "peak RSS MB"], rows)
+                     "test chrF beam", "peak RSS MB"], rows)
 
 
 def last_at_or_before(curve, t):

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """PyTorch twin of `headlab train --task translate` (German -> English).
 
-(Over 500 lines on purpose: the twin is one self-contained script, so that it runs with nothing
-but /usr/bin/python3 and Debian's torch, and reads as one program next to the C++ side.)
+(Over 500 lines on purpose: the twin is one script, with only the torch-free bench/words.py and
+bench/bpe.py beside it, so that it runs with nothing but /usr/bin/python3 and Debian's torch, and
+reads as one program next to the C++ side.)
 
 The same data pipeline, model, loss, optimiser, schedule, evaluation and decoding as the C++ side,
 written with torch.nn so that the two can be compared step for step and second for second
@@ -10,9 +11,12 @@ written with torch.nn so that the two can be compared step for step and second f
 
   data        two-column TSV `german<TAB>english`, UTF-8
   tokens      ASCII + Latin-1 upper-case -> lower-case, split on whitespace, punctuation split off
-              (an apostrophe or hyphen between two word characters stays in the word)
+              (an apostrophe or hyphen between two word characters stays in the word; bench/words.py);
+              with --tokenizer-from RUN, those words cut into the BPE pieces of a headlab run
+              (its merges bpe.{source,target}.txt; bench/bpe.py)
   vocabulary  per side from the train split: <pad> <s> </s> <unk>, then tokens with count >= min_freq
-              by count descending, then token ascending (UTF-8 byte order)
+              by count descending, then token ascending (UTF-8 byte order); with --tokenizer-from,
+              the run's vocab.{source,target}.txt (the same ids as headlab's)
   batches     sorted by (len src, len tgt, line), filled while n * max(longest src, longest tgt) <= max_tokens,
               visited in a shuffled order every epoch
   model       post-LN nn.Transformer, d_model 128, 8 heads, ff 512, 2 + 2 layers, dropout 0.1,
@@ -20,7 +24,8 @@ written with torch.nn so that the two can be compared step for step and second f
   training    cross-entropy with label smoothing 0.1 (pad ignored), Adam (0.9, 0.98, 1e-9),
               Noam schedule, gradient clipping at norm 1.0
   evaluation  valid NLL (no smoothing) and greedy valid BLEU every --eval-every steps and at the end;
-              the best-BLEU weights are kept; at the end test BLEU with greedy and beam decoding
+              the best-BLEU weights are kept; at the end test BLEU and chrF with greedy and beam
+              decoding. BLEU and chrF are on words: BPE pieces are joined back first (bpe.decode)
 
 --time-budget counts training steps only: the clock stops during evaluation.
 
@@ -40,7 +45,6 @@ import copy
 import json
 import math
 import random
-import re
 import resource
 import statistics
 import sys
@@ -54,49 +58,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from nltk.translate.bleu_score import corpus_bleu
 
+# Beside this script (its folder is on sys.path), neither imports torch:
+import bpe                   # subword pieces from a headlab run's merges (--tokenizer-from)
+from words import tokenize   # headlab's word rule: lower-case, split on whitespace, punctuation apart
+
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
-
-# ===========================================================================
-# Tokenization
-# ===========================================================================
-
-# Lower-casing: ASCII A-Z and the Latin-1 upper-case letters U+00C0..U+00DE except U+00D7 (the
-# multiplication sign) move up by 0x20. Nothing else changes (str.lower() would touch far more).
-_LOWER = {c: c + 0x20 for c in range(ord("A"), ord("Z") + 1)}
-_LOWER.update({c: c + 0x20 for c in range(0xC0, 0xDF) if c != 0xD7})
-
-# Whitespace: the C locale's isspace() set (space, \t, \n, \v, \f, \r). str.split() would also split
-# on Unicode spaces such as U+00A0, which the C++ side keeps as word characters.
-_WHITESPACE = re.compile("[ \t\n\v\f\r]+")
-
-
-def is_word_char(ch):
-    """ASCII letters, ASCII digits and every non-ASCII code point."""
-    o = ord(ch)
-    return o >= 0x80 or ("a" <= ch <= "z") or ("A" <= ch <= "Z") or ("0" <= ch <= "9")
-
-
-def tokenize(text):
-    """"Don't go, well-known 'X'!" -> ["don't", "go", ",", "well-known", "'", "x", "'", "!"]"""
-    tokens = []
-    for chunk in _WHITESPACE.split(text.translate(_LOWER)):
-        word = []
-        n = len(chunk)
-        for i, ch in enumerate(chunk):
-            if is_word_char(ch):
-                word.append(ch)
-            elif ch in "'-" and 0 < i < n - 1 and is_word_char(chunk[i - 1]) and is_word_char(chunk[i + 1]):
-                word.append(ch)  # inside a word: don't, well-known
-            else:
-                if word:
-                    tokens.append("".join(word))
-                    word = []
-                tokens.append(ch)  # any other character is a token of its own
-        if word:
-            tokens.append("".join(word))
-    return tokens
-
 
 # ===========================================================================
 # Data: vocabulary, encoding, batches
@@ -123,15 +90,21 @@ def read_tsv(path):
 
 
 class Vocab:
-    def __init__(self, token_lists, min_freq):
+    """Token <-> id: itos[id] is the token; the first four are SPECIALS."""
+
+    def __init__(self, itos):
+        self.itos = list(itos)
+        self.stoi = {t: i for i, t in enumerate(self.itos)}
+
+    @classmethod
+    def build(cls, token_lists, min_freq):
         counts = {}
         for tokens in token_lists:
             for t in tokens:
                 counts[t] = counts.get(t, 0) + 1
         kept = [t for t, c in counts.items() if c >= min_freq and t not in SPECIALS]
         kept.sort(key=lambda t: (-counts[t], t.encode("utf-8")))  # count desc, then UTF-8 bytes asc
-        self.itos = SPECIALS + kept
-        self.stoi = {t: i for i, t in enumerate(self.itos)}
+        return cls(SPECIALS + kept)
 
     def __len__(self):
         return len(self.itos)
@@ -140,13 +113,50 @@ class Vocab:
         return [self.stoi.get(t, UNK) for t in tokens]
 
 
-class Split:
-    """One TSV file, tokenized and encoded. src = ids + [</s>]; tgt = [<s>] + ids + [</s>]."""
+class Tokenizer:
+    """How a sentence becomes tokens: headlab's words (the default), or with --tokenizer-from RUN the
+    BPE pieces of a headlab run (its merges and vocabularies, bench/bpe.py), so that both sides train
+    on the same subword ids. BLEU and chrF are on words either way: words() turns target tokens back."""
 
-    def __init__(self, pairs, src_vocab, tgt_vocab):
+    def __init__(self, run_dir=None):
+        self.run_dir = run_dir
+        self.vocabs = None  # (source, target) Vocab when they come from the run
+        if run_dir is None:
+            return
+        path = lambda name: os.path.join(run_dir, name)
+        try:
+            self.ranks = (bpe.ranks_of(bpe.read_merges(path("bpe.source.txt"))),
+                          bpe.ranks_of(bpe.read_merges(path("bpe.target.txt"))))
+            self.vocabs = (Vocab(bpe.read_vocab(path("vocab.source.txt"))),
+                           Vocab(bpe.read_vocab(path("vocab.target.txt"))))
+        except bpe.BpeFileError as e:
+            raise SystemExit(f"--tokenizer-from {run_dir}: {e}")
+
+    def source(self, text):
+        return tokenize(text) if self.run_dir is None else bpe.encode_sentence(text, self.ranks[0])
+
+    def target(self, text):
+        return tokenize(text) if self.run_dir is None else bpe.encode_sentence(text, self.ranks[1])
+
+    def words(self, target_tokens):
+        return target_tokens if self.run_dir is None else bpe.decode(target_tokens)
+
+    def describe(self):
+        if self.run_dir is None:
+            return "words"
+        return (f"BPE pieces of {self.run_dir} ({len(self.ranks[0])} + {len(self.ranks[1])} merges, "
+                f"vocabularies {len(self.vocabs[0])} + {len(self.vocabs[1])})")
+
+
+class Split:
+    """One TSV file, tokenized and encoded. src = ids + [</s>]; tgt = [<s>] + ids + [</s>];
+    tgt_words = the reference's words (for BLEU and chrF, whatever the tokens are)."""
+
+    def __init__(self, pairs, src_vocab, tgt_vocab, tokenizer):
         self.raw = pairs
-        self.src_tokens = [tokenize(de) for de, _ in pairs]
-        self.tgt_tokens = [tokenize(en) for _, en in pairs]
+        self.src_tokens = [tokenizer.source(de) for de, _ in pairs]
+        self.tgt_tokens = [tokenizer.target(en) for _, en in pairs]
+        self.tgt_words = [tokenize(en) for _, en in pairs]
         self.src = [src_vocab.ids(t) + [EOS] for t in self.src_tokens]
         self.tgt = [[BOS] + tgt_vocab.ids(t) + [EOS] for t in self.tgt_tokens]
 
@@ -377,10 +387,20 @@ def to_strings(ids, vocab):
 
 
 def bleu(hyps, refs):
-    """corpus BLEU x100 (nltk, default weights, no smoothing) on token lists."""
+    """corpus BLEU x100 (nltk, default weights, no smoothing) on word lists."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return 100.0 * corpus_bleu([[r] for r in refs], hyps)
+
+
+def chrf(hyps, refs):
+    """corpus chrF x100 (nltk's corpus_chrf: character 1- to 6-grams, beta 3, spaces ignored, the mean
+    of the sentence scores) on the same word lists as BLEU; None where this nltk has no chrf_score."""
+    try:
+        from nltk.translate.chrf_score import corpus_chrf
+    except ImportError:
+        return None
+    return 100.0 * corpus_chrf(refs, hyps)
 
 
 @torch.no_grad()
@@ -418,6 +438,9 @@ def main():
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--length-penalty", type=float, default=0.6)
     ap.add_argument("--eval-sentences", type=int, default=0, help="valid sentences for the periodic BLEU (0 = all)")
+    ap.add_argument("--tokenizer-from", metavar="RUN_DIR",
+                    help="train on the BPE pieces of this headlab run (its bpe.{source,target}.txt and "
+                         "vocab.{source,target}.txt) instead of words; BLEU and chrF stay on words")
     ap.add_argument("--out", default="runs/twin")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
@@ -432,9 +455,13 @@ def main():
     # ---- data
     t_load = time.perf_counter()
     train_pairs, valid_pairs, test_pairs = read_tsv(a.train), read_tsv(a.valid), read_tsv(a.test)
-    src_vocab = Vocab((tokenize(de) for de, _ in train_pairs), a.min_freq)
-    tgt_vocab = Vocab((tokenize(en) for _, en in train_pairs), a.min_freq)
-    train, valid, test = (Split(p, src_vocab, tgt_vocab) for p in (train_pairs, valid_pairs, test_pairs))
+    tokenizer = Tokenizer(a.tokenizer_from)
+    if tokenizer.vocabs is not None:  # the run's vocabularies: the same ids as headlab's
+        src_vocab, tgt_vocab = tokenizer.vocabs
+    else:
+        src_vocab = Vocab.build((tokenize(de) for de, _ in train_pairs), a.min_freq)
+        tgt_vocab = Vocab.build((tokenize(en) for _, en in train_pairs), a.min_freq)
+    train, valid, test = (Split(p, src_vocab, tgt_vocab, tokenizer) for p in (train_pairs, valid_pairs, test_pairs))
     keep = [i for i in range(len(train)) if len(train.src[i]) <= a.max_len and len(train.tgt[i]) <= a.max_len]
     train_batches = [make_batch(train, idx) for idx in token_budget_batches(keep, train.src, train.tgt, a.max_tokens)]
     valid_batches = [make_batch(valid, idx)
@@ -444,7 +471,7 @@ def main():
     n_bleu = len(valid) if a.eval_sentences <= 0 else min(a.eval_sentences, len(valid))
     log(f"data: train {len(train)} pairs ({len(train) - len(keep)} longer than {a.max_len} skipped, "
         f"{len(train_batches)} batches), valid {len(valid)}, test {len(test)}; vocab de {len(src_vocab)}, "
-        f"en {len(tgt_vocab)} ({time.perf_counter() - t_load:.1f} s)")
+        f"en {len(tgt_vocab)}; tokens: {tokenizer.describe()} ({time.perf_counter() - t_load:.1f} s)")
 
     # ---- model and optimiser
     model = Translator(len(src_vocab), len(tgt_vocab))
@@ -465,7 +492,7 @@ def main():
         t0 = time.perf_counter()
         loss = valid_loss(model, valid_batches)
         hyps = greedy_decode(model, valid.src[:n_bleu])
-        b = bleu([to_strings(h, tgt_vocab) for h in hyps], valid.tgt_tokens[:n_bleu])
+        b = bleu([tokenizer.words(to_strings(h, tgt_vocab)) for h in hyps], valid.tgt_words[:n_bleu])
         curve.append({"seconds": seconds, "step": step, "valid_loss": loss, "valid_bleu": b})
         write({"step": step, "seconds": seconds, "valid_loss": loss, "valid_bleu": b})
         # Best = highest BLEU; equal BLEU (early on, all 0) falls back to the lower validation loss.
@@ -516,10 +543,13 @@ def main():
     t0 = time.perf_counter()
     greedy = greedy_decode(model, test.src)
     beam = beam_decode(model, test.src, a.beam, a.length_penalty)
-    greedy_s = [to_strings(h, tgt_vocab) for h in greedy]
-    beam_s = [to_strings(h, tgt_vocab) for h in beam]
-    test_greedy, test_beam = bleu(greedy_s, test.tgt_tokens), bleu(beam_s, test.tgt_tokens)
-    log(f"test BLEU greedy {test_greedy:.2f}  beam {test_beam:.2f}  ({time.perf_counter() - t0:.1f} s)")
+    greedy_s = [tokenizer.words(to_strings(h, tgt_vocab)) for h in greedy]   # words, BPE pieces joined
+    beam_s = [tokenizer.words(to_strings(h, tgt_vocab)) for h in beam]
+    test_greedy, test_beam = bleu(greedy_s, test.tgt_words), bleu(beam_s, test.tgt_words)
+    chrf_greedy, chrf_beam = chrf(greedy_s, test.tgt_words), chrf(beam_s, test.tgt_words)
+    chrf_line = ("chrF: skipped, this nltk has no nltk.translate.chrf_score" if chrf_beam is None
+                 else f"chrF greedy {chrf_greedy:.2f}  beam {chrf_beam:.2f}")
+    log(f"test BLEU greedy {test_greedy:.2f}  beam {test_beam:.2f}; {chrf_line}  ({time.perf_counter() - t0:.1f} s)")
 
     later = step_times[20:] or step_times
     summary = {
@@ -531,6 +561,9 @@ def main():
         "valid_bleu": best_bleu,
         "test_bleu_greedy": test_greedy,
         "test_bleu_beam": test_beam,
+        "test_chrf_greedy": chrf_greedy,   # None (null) where nltk has no chrf_score
+        "test_chrf_beam": chrf_beam,
+        "tokenizer": "word" if a.tokenizer_from is None else "bpe",
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "parameters": n_params,
         "curve": curve,
@@ -538,7 +571,8 @@ def main():
                       "greedy": " ".join(greedy_s[i]), "beam": " ".join(beam_s[i])}
                      for i in range(min(3, len(test)))],
     }
-    write({"test_bleu_greedy": test_greedy, "test_bleu_beam": test_beam})
+    write({"test_bleu_greedy": test_greedy, "test_bleu_beam": test_beam,
+           "test_chrf_greedy": chrf_greedy, "test_chrf_beam": chrf_beam})
     metrics.close()
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, ensure_ascii=False)

@@ -1,0 +1,27 @@
+# The Python helpers that need no build: the README showcase writer, bench/bpe.py and the showcase
+# check of the corpus builder. Included from tests/CMakeLists.txt.
+#
+# Which python: the scripts' own #! line is /usr/bin/python3 (Debian's, with nltk and torch for the
+# twins), so that one first; the python3 on PATH where it is missing (these three need only the
+# standard library). find_program looks in HINTS before PATH.
+find_program(HEADLAB_PYTHON3 NAMES python3 HINTS /usr/bin REQUIRED)
+
+# scripts/update_readme_showcase.py on tests/fixtures/showcase/: the expected README, a second run
+# that changes nothing, and each bad input refused with one line (tests/scripts/update_readme_showcase_test.py).
+add_test(NAME scripts.update_readme_showcase
+         COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/update_readme_showcase_test.py
+                 ${PROJECT_SOURCE_DIR}/scripts/update_readme_showcase.py ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/showcase
+                 ${CMAKE_CURRENT_BINARY_DIR}/update_readme_showcase)
+set_tests_properties(scripts.update_readme_showcase PROPERTIES PASS_REGULAR_EXPRESSION "\nall passed\n")
+
+# bench/bpe.py, the twin's BPE: hand-checked encodings and a round trip on datasets/de-en/test.tsv.
+# (The cross-check against `headlab tokenize --merges` comes with that command.)
+add_test(NAME bench.bpe_py_self_test COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/bpe.py --self-test)
+set_tests_properties(bench.bpe_py_self_test PROPERTIES PASS_REGULAR_EXPRESSION "^bpe self-test: all checks pass")
+
+# datasets/de-en/showcase.txt: no German side of it is a German side of any split (MANIFEST.md).
+add_test(NAME data.showcase_not_in_corpus
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/build_de_en.py --check-showcase
+                 --out ${PROJECT_SOURCE_DIR}/datasets/de-en)
+set_tests_properties(data.showcase_not_in_corpus PROPERTIES
+                     PASS_REGULAR_EXPRESSION "^showcase.txt: 20 pairs, no German side is one of")
