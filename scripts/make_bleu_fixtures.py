@@ -23,7 +23,8 @@ The output is deterministic (fixed seeds). Files:
                closest_ref_length. Floats are written with repr (exact round trip).
   ref.txt, hyp.txt
                a small corpus for the `headlab bleu` CLI test (one tokenized sentence per line);
-               the script prints the line the CLI must print (tests/CMakeLists.txt checks it).
+               the script prints the line the CLI must print (tests/CMakeLists.txt checks it);
+               scripts/make_chrf_fixtures.py reads them for the CLI's chrF line.
 
 tests/data/test_bleu.cpp replays cases.json.
 """

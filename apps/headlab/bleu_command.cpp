@@ -1,11 +1,13 @@
-// bleu_command.cpp: `headlab bleu --ref R --hyp H [--tokenize]`, corpus BLEU-4 of two text files.
+// bleu_command.cpp: `headlab bleu --ref R --hyp H [--tokenize]`, corpus BLEU-4 and chrF of two text files.
 //
 // Each file holds one sentence per line, line i of H translating line i of R. By default a line is
 // already tokenized (tokens separated by whitespace); --tokenize applies headlab::tokenize to each
 // line first (lower-casing, punctuation split off). Prints
 //   BLEU = 48.18  (1-4 gram precisions 86.7/65.0/42.9/26.7, BP 0.957, hyp 45 / ref 47 tokens)
-// with BLEU and the precisions x100. A file that cannot be read, files of different line counts or
-// (with --tokenize) a line that is not UTF-8: a message and exit status 1.
+//   chrF = 73.94  (character 1-6 grams, beta 3, as NLTK corpus_chrf)
+// with BLEU, the precisions and chrF x100 (headlab/data/bleu.hpp, headlab/data/chrf.hpp). A file that
+// cannot be read, files of different line counts or a line that is not UTF-8 (chrF counts characters):
+// a message naming FILE:LINE and exit status 1.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +19,7 @@
 
 #include "commands.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/chrf.hpp"
 #include "headlab/core/errors.hpp"
 #include "headlab/data/text.hpp"
 
@@ -39,11 +42,14 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-// One token list per line: whitespace split, or the full tokenizer.
+// One token list per line: whitespace split, or the full tokenizer. Every line must be UTF-8.
 Corpus to_corpus(const std::vector<std::string>& lines, const std::string& path, bool use_tokenizer) {
   Corpus corpus;
   corpus.reserve(lines.size());
   for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!use_tokenizer && !is_valid_utf8(lines[i])) {  // tokenize checks this itself, naming the byte
+      throw ValueError(path + ":" + std::to_string(i + 1) + ": not valid UTF-8 (chrF counts characters)");
+    }
     try {
       corpus.push_back(use_tokenizer ? tokenize(lines[i]) : split_whitespace(lines[i]));
     } catch (const ValueError& e) {
@@ -75,14 +81,17 @@ int run_bleu(const BleuOptions& options) {
       std::cerr << "headlab bleu: '" << options.ref_path << "' and '" << options.hyp_path << "' are empty\n";
       return 1;
     }
-    const BleuScore s = corpus_bleu(to_corpus(ref_lines, options.ref_path, options.tokenize),
-                                    to_corpus(hyp_lines, options.hyp_path, options.tokenize));
+    const Corpus references = to_corpus(ref_lines, options.ref_path, options.tokenize);
+    const Corpus hypotheses = to_corpus(hyp_lines, options.hyp_path, options.tokenize);
+    const BleuScore s = corpus_bleu(references, hypotheses);
+    const ChrfScore chrf = corpus_chrf(references, hypotheses);
     char bp[32];
     std::snprintf(bp, sizeof bp, "%.3f", s.brevity_penalty);
     std::cout << "BLEU = " << percent(s.bleu, 2) << "  (1-4 gram precisions " << percent(s.precisions[0], 1) << "/"
               << percent(s.precisions[1], 1) << "/" << percent(s.precisions[2], 1) << "/"
               << percent(s.precisions[3], 1) << ", BP " << bp << ", hyp " << s.hypothesis_length << " / ref "
               << s.reference_length << " tokens)\n";
+    std::cout << "chrF = " << percent(chrf.chrf, 2) << "  (character 1-6 grams, beta 3, as NLTK corpus_chrf)\n";
     return 0;
   } catch (const Error& e) {
     std::cerr << "headlab bleu: " << e.what() << "\n";

@@ -72,13 +72,14 @@ struct StatsOptions {
 // headlab::ValueError for an invalid configuration (main turns it into exit 2).
 int run_stats(const StatsOptions& options);
 
-// `headlab bleu`: corpus BLEU-4 of a hypothesis file against a reference file, one sentence per line.
+// `headlab bleu`: corpus BLEU-4 and chrF of a hypothesis file against a reference file, one sentence per line.
 struct BleuOptions {
   std::string ref_path, hyp_path;
   bool tokenize = false;  // false: split lines on whitespace; true: headlab::tokenize each line
 };
-// Prints BLEU x100, the 1-4 gram precisions, BP and the lengths; exit status 1 (with a message) when a
-// file cannot be read or the two files differ in line count.
+// Prints BLEU x100, the 1-4 gram precisions, BP and the lengths, then chrF x100 on a second line; exit
+// status 1 (with a message) when a file cannot be read, the two files differ in line count or a line
+// is not UTF-8.
 int run_bleu(const BleuOptions& options);
 
 // `headlab curves`: a run's loss.svg (loss and the task's metric) drawn again from its metrics.jsonl.

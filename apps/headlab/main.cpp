@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
 
   headlab::cli::BleuOptions bleu_options;
-  auto* bleu = app.add_subcommand("bleu", "corpus BLEU-4 of a hypothesis file against a reference file");
+  auto* bleu = app.add_subcommand("bleu", "corpus BLEU-4 and chrF of a hypothesis file against a reference file");
   bleu->add_option("--ref", bleu_options.ref_path, "reference sentences, one per line")->required();
   bleu->add_option("--hyp", bleu_options.hyp_path, "hypothesis sentences, one per line, same order")->required();
   bleu->add_flag("--tokenize", bleu_options.tokenize,
