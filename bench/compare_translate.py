@@ -107,6 +107,26 @@ def twin_tokenizer_args(a):
     return ["--tokenizer-from", run_dir]
 
 
+# headlab's config.ini keys the twin reads with the same meaning (translate_twin.py's flags).
+TWIN_MIRRORS = ["d-model", "heads", "ff", "layers", "dropout", "label-smoothing", "lr-factor", "warmup",
+                "max-tokens", "max-len", "beam", "length-penalty", "eval-sentences"]
+
+
+def twin_model_args(a):
+    """The headlab run's model, loss, schedule and decoding as twin flags (its config.ini), so that
+    the twin trains what headlab trained whatever headlab's defaults or extra flags were."""
+    config = run_config(run_dir_for(a.out, "headlab", 1))
+    if not config:
+        return []
+    args = []
+    for key in TWIN_MIRRORS:
+        if key in config:
+            args += [f"--{key}", config[key]]
+    if config.get("pre-ln") == "true":
+        args.append("--pre-ln")
+    return args
+
+
 def side_command(side, a, run_dir):
     files = {k: os.path.join(a.data, f"{k}.tsv") for k in ("train", "valid", "test")}
     common = ["--train", files["train"], "--valid", files["valid"], "--test", files["test"],
@@ -116,8 +136,9 @@ def side_command(side, a, run_dir):
         exe = os.path.join(a.build, "apps", "headlab")
         # --select bleu: the twin keeps its best-BLEU weights too (headlab's default is valid_loss).
         return [exe, "train", "--task", "translate"] + common + ["--select", "bleu", "--progress", "none",
-                                                                  "--run-dir", run_dir]
-    return [a.python, os.path.join(HERE, "translate_twin.py")] + common + twin_tokenizer_args(a) + ["--out", run_dir]
+                                                                  "--run-dir", run_dir] + a.headlab_args
+    return ([a.python, os.path.join(HERE, "translate_twin.py")] + common + twin_tokenizer_args(a) + twin_model_args(a)
+            + ["--out", run_dir])
 
 
 def run_dir_for(out, side, round_):
@@ -390,6 +411,8 @@ def main():
     side.add_argument("--report-only", action="store_true", help="run nothing; re-render from OUT")
     ap.add_argument("--no-svg", action="store_true")
     ap.add_argument("--out", default="runs/compare_translate")
+    ap.add_argument("headlab_args", nargs="*", metavar="-- HEADLAB_FLAGS",
+                    help="extra `headlab train` flags after --; the twin mirrors the run's config.ini")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat must be >= 1")

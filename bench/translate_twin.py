@@ -226,16 +226,17 @@ class PositionalEncoding(nn.Module):
 
 
 class Translator(nn.Module):
-    def __init__(self, v_src, v_tgt, d_model=128, nhead=8, ff=512, layers=2, dropout=0.1):
+    def __init__(self, v_src, v_tgt, d_model=128, nhead=8, ff=512, layers=2, dropout=0.1, pre_ln=False):
         super().__init__()
         self.d_model = d_model
         self.src_embed = nn.Embedding(v_src, d_model)
         self.tgt_embed = nn.Embedding(v_tgt, d_model)
         self.pos = PositionalEncoding(d_model, dropout)
-        # Post-LN, ReLU; both stacks end with their own LayerNorm (nn.Transformer builds them).
+        # Post-LN (or pre-LN with --pre-ln), ReLU; both stacks end with their own LayerNorm
+        # (nn.Transformer builds them), as headlab's do.
         self.transformer = nn.Transformer(
             d_model=d_model, nhead=nhead, num_encoder_layers=layers, num_decoder_layers=layers,
-            dim_feedforward=ff, dropout=dropout, activation="relu", batch_first=True, norm_first=False)
+            dim_feedforward=ff, dropout=dropout, activation="relu", batch_first=True, norm_first=pre_ln)
         self.generator = nn.Linear(d_model, v_tgt)
         # Xavier-uniform on every matrix (embeddings included); 1-D parameters keep their defaults.
         for p in self.parameters():
@@ -435,6 +436,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lr-factor", type=float, default=1.0)
     ap.add_argument("--warmup", type=int, default=400)
+    # The model and loss (headlab's option names; compare_translate.py passes the headlab run's values).
+    ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--ff", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--dropout", type=float, default=0.1)
+    ap.add_argument("--label-smoothing", type=float, default=0.1)
+    ap.add_argument("--pre-ln", action="store_true", help="pre-LN layers (norm_first) instead of post-LN")
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--length-penalty", type=float, default=0.6)
     ap.add_argument("--eval-sentences", type=int, default=0, help="valid sentences for the periodic BLEU (0 = all)")
@@ -474,9 +483,11 @@ def main():
         f"en {len(tgt_vocab)}; tokens: {tokenizer.describe()} ({time.perf_counter() - t_load:.1f} s)")
 
     # ---- model and optimiser
-    model = Translator(len(src_vocab), len(tgt_vocab))
+    model = Translator(len(src_vocab), len(tgt_vocab), d_model=a.d_model, nhead=a.heads, ff=a.ff, layers=a.layers,
+                       dropout=a.dropout, pre_ln=a.pre_ln)
     n_params = sum(p.numel() for p in model.parameters())
-    log(f"model: post-LN transformer d_model 128, 8 heads, ff 512, 2+2 layers, {n_params} parameters")
+    log(f"model: {'pre' if a.pre_ln else 'post'}-LN transformer d_model {a.d_model}, {a.heads} heads, ff {a.ff}, "
+        f"{a.layers}+{a.layers} layers, dropout {a.dropout}, {n_params} parameters")
     opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
 
     metrics = open(os.path.join(a.out, "metrics.jsonl"), "w")
@@ -512,7 +523,7 @@ def main():
         model.train()
         logits = model(src, tgt_in)                                                     # (B, T, V)
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), tgt_out.reshape(-1),
-                               ignore_index=PAD, label_smoothing=0.1)
+                               ignore_index=PAD, label_smoothing=a.label_smoothing)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -119,6 +119,25 @@ check threads_huge 2 "--threads" -- "$hl" train --threads 9999999999999999999999
 check threads_empty 2 "--threads" -- "$hl" stats --threads ""
 check threads_env_zero 2 "HEADLAB_THREADS \\(the default of --threads\\)" -- env HEADLAB_THREADS=0 "$hl" stats
 check threads_env_text 2 "HEADLAB_THREADS" -- env HEADLAB_THREADS="$(head -c 3000 /dev/zero | tr '\0' 'x')" "$hl" stats
+
+echo "== subwords: the tokenizer's options, merges files and the tokenize command"
+check tokenizer_unknown 2 "--tokenizer: sentencepiece not in \\{char,word,bpe\\}" -- "$hl" train --task translate --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" --tokenizer sentencepiece
+check vocab_size_with_words 2 "--vocab-size: is for --tokenizer bpe" -- "$hl" train --task translate --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" --tokenizer word --vocab-size 500
+check vocab_size_tiny 2 "--vocab-size: 3 is too small" -- "$hl" train --task translate --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" --vocab-size 3
+check merges_and_vocab_size 2 "give --merges or --vocab-size, not both" -- "$hl" train --task translate --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" --vocab-size 500 --merges 100
+check bpe_for_lm 2 "'bpe' is not char or word \\(task lm\\)" -- "$hl" train --task lm --text "$repo"/datasets/kjv/kjv.txt --tokenizer bpe
+printf '#headlab-bpe-merges 1\na b\na b\n' > "$tmp/repeated_merges.txt"
+check merges_repeated 1 "line 3: the merge 'a b' repeats" -- "$hl" tokenize --merges "$tmp/repeated_merges.txt" x
+printf 'a b\n' > "$tmp/headerless_merges.txt"
+check merges_without_header 1 "line 1: expected the header" -- "$hl" tokenize --merges "$tmp/headerless_merges.txt" x
+check merges_missing 1 "cannot|No such file" -- "$hl" tokenize --merges "$tmp/none.txt" x
+printf 'ok\n\377\376\n' > "$tmp/not_utf8.txt"
+check tokenize_not_utf8 1 "not_utf8.txt:2: tokenize: invalid UTF-8" -- "$hl" tokenize --merges "$tmp/translate/bpe.source.txt" --file "$tmp/not_utf8.txt"
+check tokenize_copy_checkpoint 1 "is a copy model; tokenize reads translation models" -- "$hl" tokenize --checkpoint "$tmp/copy/checkpoint.safetensors" x
+check tokenize_bad_side 2 "--side" -- "$hl" tokenize --checkpoint "$tmp/translate/checkpoint.safetensors" --side middle x
+craft "$tmp/translate/checkpoint.safetensors" "$tmp/merges_lost.safetensors" meta src_merges="#headlab-bpe-merges 1
+a"
+check checkpoint_bad_merges 1 "src_merges|line 2: expected two symbols" -- "$hl" tokenize --checkpoint "$tmp/merges_lost.safetensors" x
 check course_unknown_subcommand 2 "A subcommand is required" -- "$hl" course teach
 check course_bad_seed 2 "--seed" -- "$hl" course status --seed -3
 check course_missing_tests 2 "no_such_tests" -- "$hl" course grade --tests "$tmp/no_such_tests" --out "$tmp/grade.json"

@@ -1,17 +1,18 @@
 // Chapter 5: a German -> English translation model trained on a CPU in minutes.
 //
-// The corpus (datasets/de-en/small, built by scripts/build_de_en.py from the Ding
-// dictionary) pairs German and English phrases and example sentences. The
-// pipeline, step by step:
-//   text -> tokens        lower-case, punctuation split            (headlab/data/text.hpp)
-//   tokens -> ids         word vocabulary of each side, <unk> for rare words
+// The corpus (datasets/de-en, built by scripts/build_de_en.py from the Ding dictionary)
+// pairs German and English phrases and example sentences. The pipeline, step by step:
+//   text -> words         lower-case, punctuation split            (headlab/data/text.hpp)
+//   words -> subwords     byte-pair encoding learned from the training words (headlab/data/bpe.hpp)
+//   subwords -> ids       one vocabulary per side; no piece of a word of known letters is <unk>
 //   ids -> batches        sorted by length, cut by a token budget, padded (headlab/data/batching.hpp)
 //   training              label-smoothed cross-entropy, Adam + Noam, dropout
 //   decoding              greedy and beam search with a KV cache  (headlab/train/decoding.hpp)
-//   scoring               corpus BLEU-4                            (headlab/data/bleu.hpp)
+//   scoring               corpus BLEU-4 and chrF on words          (headlab/data/bleu.hpp, chrf.hpp)
 //
 // usage: tutorial_translation [--quick] [DATA_DIR]
-//   --quick: a few steps on the corpus (for the test suite); otherwise 100 s of training.
+//   --quick: a few steps on the small corpus (for the test suite); otherwise 100 s of training.
+//   DATA_DIR: a folder with train.tsv, valid.tsv, test.tsv (default datasets/de-en/small).
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -20,6 +21,7 @@
 
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/bpe.hpp"
 #include "headlab/headlab.hpp"
 #include "tutorial_threads.hpp"
 #include "headlab/data/text.hpp"
@@ -34,6 +36,9 @@ std::string joined(const std::vector<std::string>& tokens) {
   for (std::size_t i = 0; i < tokens.size(); ++i) s += (i ? " " : "") + tokens[i];
   return s;
 }
+
+// The small corpus has about 2000 words a side: 2000 subwords keep its vocabulary that size.
+constexpr std::size_t kSmallVocabulary = 2000;
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,23 +51,33 @@ int main(int argc, char** argv) {
     else data_dir = argv[i];
   }
 
-  // ---- 1. Text to tokens to ids ---------------------------------------------------------
+  // ---- 1. Text to words to subwords to ids ------------------------------------------------
   const std::vector<ParallelPair> train_pairs = read_parallel_tsv(data_dir + "/train.tsv");
   std::vector<std::vector<std::string>> de, en;
   for (const auto& p : train_pairs) {
     de.push_back(tokenize(p.source));
     en.push_back(tokenize(p.target));
   }
-  const Vocabulary de_vocab = Vocabulary::build(de, 2), en_vocab = Vocabulary::build(en, 2);
-  std::cout << "1. " << train_pairs.size() << " training pairs; vocabularies (words seen twice or more, plus "
-            << "<pad> <s> </s> <unk>): German " << de_vocab.size() << ", English " << en_vocab.size() << "\n";
+  // Byte-pair encoding: start from letters, merge the most frequent adjacent pair, repeat until
+  // the vocabulary has kSmallVocabulary tokens (the specials included).
+  const BpeBudget budget{0, kSmallVocabulary, 2};
+  const Vocabulary de_vocab = Vocabulary::build_subwords(de, BytePairEncoding::learn(count_words(de), budget));
+  const Vocabulary en_vocab = Vocabulary::build_subwords(en, BytePairEncoding::learn(count_words(en), budget));
+  std::cout << "1. " << train_pairs.size() << " training pairs; subword vocabularies (<pad> <s> </s> <unk> and "
+            << "the pieces of " << de_vocab.subwords().merges().size() << " / " << en_vocab.subwords().merges().size()
+            << " merges): German " << de_vocab.size() << ", English " << en_vocab.size() << "\n   first merges:";
+  for (std::size_t r = 0; r < 5; ++r)
+    std::cout << "  " << de_vocab.subwords().merges()[r].left << " + " << de_vocab.subwords().merges()[r].right;
+  std::cout << "\n";
   const ParallelPair& example = train_pairs[6];
   std::vector<std::int64_t> src_ids = de_vocab.encode(tokenize(example.source));
   src_ids.push_back(Vocabulary::eos);
   std::cout << "   line " << example.line << ": \"" << example.source << "\" -> \"" << example.target << "\"\n"
-            << "   tokens: " << joined(tokenize(example.source)) << "\n   source ids (+ </s>):";
+            << "   words:  " << joined(tokenize(example.source)) << "\n   pieces: "
+            << joined(de_vocab.pieces(tokenize(example.source))) << "\n   source ids (+ </s>):";
   for (auto id : src_ids) std::cout << " " << id;
-  std::cout << "\n";
+  std::cout << "\n   a word never seen in training still reads: \"Bahnhofsuhr\" -> "
+            << joined(de_vocab.pieces({"bahnhofsuhr"})) << "\n";
 
   // ---- 2. A batch -------------------------------------------------------------------------
   std::vector<EncodedPair> encoded;
@@ -95,10 +110,12 @@ int main(int argc, char** argv) {
             << std::defaultfloat << "\n";
 
   // ---- 3. Train ---------------------------------------------------------------------------
-  // `headlab train --task translate` runs the same function. The defaults: d_model 128,
-  // 8 heads, ff 512, 2+2 post-LN layers, dropout 0.1, label smoothing 0.1, Adam (0.9, 0.98,
-  // 1e-9) with Noam warm-up 400; validation loss and greedy BLEU every 250 steps.
+  // `headlab train --task translate` runs the same function, with the same subwords
+  // (--tokenizer bpe --vocab-size 2000). Its other defaults are for the whole corpus; see
+  // README "Translation".
   TrainOptions o = TrainOptions::defaults_for(Task::translate);
+  o.tokenizer = "bpe";
+  o.vocab_size = kSmallVocabulary;
   o.train_file = data_dir + "/train.tsv";
   o.valid_file = data_dir + "/valid.tsv";
   o.test_file = data_dir + "/test.tsv";
@@ -122,6 +139,8 @@ int main(int argc, char** argv) {
   }
 
   // ---- 4. Greedy and beam search on test sentences ----------------------------------------
+  // (The run also translated datasets/de-en/showcase.txt, 20 everyday sentences, into
+  // RUN_DIR/showcase.txt.)
   LoadedModel m = load_trained_model(o.run_dir + "/best.safetensors");
   const std::vector<ParallelPair> test = read_parallel_tsv(o.test_file);
   std::vector<std::string> sources;
@@ -136,6 +155,6 @@ int main(int argc, char** argv) {
     std::cout << "   " << test[i].source << "\n     reference: " << joined(tokenize(test[i].target))
               << "\n     greedy:    " << joined(g[i]) << "\n     beam 4:    " << joined(bs[i]) << "\n";
   std::cout << "   test BLEU: greedy " << std::fixed << std::setprecision(2) << r.test_bleu_greedy << ", beam 4 "
-            << r.test_bleu_beam << std::defaultfloat << "\n";
+            << r.test_bleu_beam << "; chrF beam 4 " << r.test_chrf_beam << std::defaultfloat << "\n";
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace headlab {
 struct TrainOptions;
@@ -81,6 +82,19 @@ struct BleuOptions {
 // status 1 (with a message) when a file cannot be read, the two files differ in line count or a line
 // is not UTF-8.
 int run_bleu(const BleuOptions& options);
+
+// `headlab tokenize`: sentences as a translation model's tokens (subword pieces, or ids), one line each.
+struct TokenizeOptions {
+  std::string checkpoint;   // a translation model: its vocabulary (and merges) of --side
+  std::string merges;       // or a merges file (RUN/bpe.source.txt)
+  std::string side = "source";
+  std::string file;         // sentences, one per line (else `sentences`)
+  std::vector<std::string> sentences;
+  bool ids = false;         // print ids instead of tokens (--checkpoint)
+};
+// Exit status 1 with a message for a file that cannot be read, a bad checkpoint or merges file, or
+// a sentence that is not UTF-8.
+int run_tokenize(const TokenizeOptions& options);
 
 // `headlab curves`: a run's loss.svg (loss and the task's metric) drawn again from its metrics.jsonl.
 struct CurvesCommandOptions {

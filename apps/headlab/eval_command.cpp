@@ -157,6 +157,8 @@ int eval_translate(const LoadedModel& m, const std::string& path, const EvalOpti
         << 100.0 * b.precisions[0] << "/" << 100.0 * b.precisions[1] << "/" << 100.0 * b.precisions[2] << "/"
         << 100.0 * b.precisions[3] << ", BP " << std::setprecision(3) << b.brevity_penalty << ", hypothesis "
         << b.hypothesis_length << " / reference " << b.reference_length << " tokens)\n";
+  human << "chrF " << std::setprecision(2) << 100.0 * e.chrf.chrf << " (character 1-6 grams, beta 3, as NLTK "
+        << "corpus_chrf; on the same words)\n";
   return report(o, path, m,
                 {{"data", o.data},
                  {"sentences", e.sentences},
@@ -172,6 +174,7 @@ int eval_translate(const LoadedModel& m, const std::string& path, const EvalOpti
                  {"beam", o.beam},
                  {"length_penalty", o.beam > 1 ? ojson(decode.length_penalty) : ojson(nullptr)},
                  {"bleu", 100.0 * b.bleu},  // x100, as the trainer's valid_bleu
+                 {"chrf", 100.0 * e.chrf.chrf},
                  {"precisions", b.precisions},
                  {"brevity_penalty", b.brevity_penalty},
                  {"hypothesis_length", b.hypothesis_length},

@@ -95,6 +95,15 @@ int main(int argc, char** argv) {
   decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
   decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
 
+  headlab::cli::TokenizeOptions tokenize_options;
+  auto* tokenize = app.add_subcommand("tokenize", "a sentence's tokens as a translation model reads them (subword pieces or ids)");
+  tokenize->add_option("--checkpoint", tokenize_options.checkpoint, "a translation model's checkpoint");
+  tokenize->add_option("--merges", tokenize_options.merges, "or a merges file (RUN_DIR/bpe.source.txt, bpe.target.txt)");
+  tokenize->add_option("--side", tokenize_options.side, "with --checkpoint: the source or target vocabulary")
+      ->check(CLI::IsMember({"source", "target"}));
+  tokenize->add_option("--file", tokenize_options.file, "sentences, one per line");
+  tokenize->add_flag("--ids", tokenize_options.ids, "print the ids of the checkpoint's vocabulary instead of tokens");
+  tokenize->add_option("sentences", tokenize_options.sentences, "sentences to tokenize (or --file)");
   headlab::cli::BleuOptions bleu_options;
   auto* bleu = app.add_subcommand("bleu", "corpus BLEU-4 and chrF of a hypothesis file against a reference file");
   bleu->add_option("--ref", bleu_options.ref_path, "reference sentences, one per line")->required();
@@ -227,6 +236,7 @@ int main(int argc, char** argv) {
     }
     if (*decode) return headlab::cli::run_decode(decode_dir, decode_input);
     if (*bleu) return headlab::cli::run_bleu(bleu_options);
+    if (*tokenize) return headlab::cli::run_tokenize(tokenize_options);
     if (*translate) return headlab::cli::run_translate(translate_options);
     if (*curves) return headlab::cli::run_curves(curves_options);
     if (*ablate) return headlab::cli::run_ablate(ablate_options);

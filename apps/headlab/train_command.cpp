@@ -62,7 +62,7 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
               << std::setprecision(4) << r.valid_loss;
     if (!options.test_file.empty())
       std::cout << "; test BLEU greedy " << std::setprecision(2) << r.test_bleu_greedy << ", beam " << options.beam
-                << " " << r.test_bleu_beam;
+                << " " << r.test_bleu_beam << "; test chrF beam " << options.beam << " " << r.test_chrf_beam;
     std::cout << "\n";
     if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
     return 0;
@@ -159,7 +159,7 @@ int run_translate(const TranslateOptions& options) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::vector<std::string> unknown;
     for (const std::string& token : tokenize(lines[i]))
-      if (m.src_vocab.id(token) == Vocabulary::unk && token != "<unk>") unknown.push_back(token);
+      if (!m.src_vocab.covers(token) && token != "<unk>") unknown.push_back(token);
     if (unknown.empty()) continue;
     std::string shown;
     for (std::size_t k = 0; k < std::min<std::size_t>(unknown.size(), 8); ++k)

@@ -252,9 +252,35 @@ Vocabulary Vocabulary::build(const std::vector<std::vector<std::string>>& senten
   return vocab;
 }
 
+Vocabulary Vocabulary::build_subwords(const std::vector<std::vector<std::string>>& sentences, BytePairEncoding bpe) {
+  std::vector<std::vector<std::string>> pieces = bpe.encode_all(sentences);
+  pieces.push_back(alphabet_pieces(count_words(sentences)));  // once each: after the text's pieces
+  pieces.push_back(bpe.merged_pieces());
+  Vocabulary vocab = with_subwords(build(pieces, 1), std::move(bpe));
+  for (const auto& [word, count] : count_words(sentences)) vocab.known_word_ids_.emplace(word, vocab.encode({word}));
+  return vocab;
+}
+
+Vocabulary Vocabulary::with_subwords(const Vocabulary& pieces, BytePairEncoding bpe) {
+  Vocabulary vocab = pieces;
+  vocab.has_subwords_ = true;
+  vocab.bpe_ = std::move(bpe);
+  vocab.known_word_ids_.clear();
+  return vocab;
+}
+
+std::vector<std::string> Vocabulary::pieces(const std::vector<std::string>& words) const {
+  return has_subwords_ ? bpe_.encode(words) : words;
+}
+
 std::int64_t Vocabulary::id(const std::string& token) const {
   const auto it = ids_.find(token);
   return it == ids_.end() ? unk : it->second;
+}
+
+bool Vocabulary::covers(const std::string& word) const {
+  const std::vector<std::int64_t> ids = encode({word});
+  return std::find(ids.begin(), ids.end(), unk) == ids.end();
 }
 
 const std::string& Vocabulary::token(std::int64_t id) const {
@@ -265,14 +291,30 @@ const std::string& Vocabulary::token(std::int64_t id) const {
   return tokens_[static_cast<std::size_t>(id)];
 }
 
-std::vector<std::int64_t> Vocabulary::encode(const std::vector<std::string>& tokens) const {
+std::vector<std::int64_t> Vocabulary::encode(const std::vector<std::string>& words) const {
   std::vector<std::int64_t> ids;
-  ids.reserve(tokens.size());
-  for (const auto& token : tokens) ids.push_back(id(token));
+  ids.reserve(words.size());
+  for (const auto& word : words) {
+    if (!has_subwords_) {
+      ids.push_back(id(word));
+      continue;
+    }
+    const auto known = known_word_ids_.find(word);
+    if (known != known_word_ids_.end()) {
+      ids.insert(ids.end(), known->second.begin(), known->second.end());
+      continue;
+    }
+    for (const std::string& piece : bpe_.encode_word(word)) ids.push_back(id(piece));
+  }
   return ids;
 }
 
 std::vector<std::string> Vocabulary::decode(const std::vector<std::int64_t>& ids, bool stop_at_eos) const {
+  std::vector<std::string> tokens = decode_tokens(ids, stop_at_eos);
+  return has_subwords_ ? BytePairEncoding::decode(tokens) : tokens;
+}
+
+std::vector<std::string> Vocabulary::decode_tokens(const std::vector<std::int64_t>& ids, bool stop_at_eos) const {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= static_cast<std::int64_t>(tokens_.size())) {
       throw IndexError("Vocabulary::decode: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +

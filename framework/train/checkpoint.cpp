@@ -169,7 +169,12 @@ Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key) {
   if (vocab.size() <= Vocabulary::num_specials)
     throw FormatError("checkpoint " + file.source + ": metadata '" + key + "' holds no token beyond the " +
                       std::to_string(Vocabulary::num_specials) + " specials (an empty vocabulary)");
-  return vocab;
+  // "src_vocab" -> "src_merges": present when the model was trained on subwords.
+  const std::string merges_key = key.substr(0, key.rfind("_vocab")) + "_merges";
+  if (file.metadata.count(merges_key) == 0) return vocab;
+  const BytePairEncoding bpe =
+      as_format_error(file.source, [&] { return BytePairEncoding::from_text(checkpoint_meta(file, merges_key)); });
+  return Vocabulary::with_subwords(vocab, bpe);
 }
 
 // Restores model, optimiser, generators and counters; validates before touching anything.
@@ -300,6 +305,10 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
     if (out.options.task == Task::translate) {
       out.src_vocab = saved_vocabulary(file, "src_vocab");
       out.tgt_vocab = saved_vocabulary(file, "tgt_vocab");
+      const bool subwords = out.options.tokenizer == "bpe";
+      if (out.src_vocab.has_subwords() != subwords || out.tgt_vocab.has_subwords() != subwords)
+        throw FormatError("the options say tokenizer " + out.options.tokenizer + " but the metadata " +
+                          (subwords ? "lacks" : "holds") + " src_merges/tgt_merges");
     }
     if (out.options.task == Task::lm) out.lm_vocab = saved_lm_vocabulary(file);
     return out.options.task == Task::induction || out.options.task == Task::lm;

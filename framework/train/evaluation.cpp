@@ -52,7 +52,9 @@ TranslationEvaluation evaluate_translation(const LoadedModel& m, const std::vect
   }
   e.loss = translation_loss(*m.model, encoded, m.options.max_tokens);
   for (const auto& pair : encoded) e.loss_tokens += pair.target.size() - 1;  // after <s>
-  e.bleu = translation_bleu(*m.model, m.src_vocab, m.tgt_vocab, pairs, 0, decode).score;
+  const TranslationBleu scored = translation_bleu(*m.model, m.src_vocab, m.tgt_vocab, pairs, 0, decode);
+  e.bleu = scored.score;
+  e.chrf = scored.chrf;
   return e;
 }
 

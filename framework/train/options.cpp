@@ -121,8 +121,28 @@ std::vector<std::string> choices_of(const std::string& field) {
   if (field == "optimizer") return {"sgd", "adam", "adamw"};
   if (field == "schedule") return {"noam", "cosine", "linear", "constant"};
   if (field == "select") return {"valid_loss", "bleu", "accuracy"};
-  if (field == "tokenizer") return {"char", "word"};
+  if (field == "tokenizer") return {"char", "word", "bpe"};
   return {};
+}
+
+// --tokenizer word|bpe and the BPE budget of task translate: each option set only where it applies.
+void validate_translation_tokenizer(const TrainOptions& o) {
+  auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
+  const TrainOptions defaults = TrainOptions::defaults_for(Task::translate);
+  if (o.tokenizer != "word" && o.tokenizer != "bpe")
+    bad("tokenizer", quote_clipped(o.tokenizer) + " is not word or bpe (task translate)");
+  if (o.tokenizer == "word") {
+    if (o.vocab_size != defaults.vocab_size) bad("vocab_size", "is for --tokenizer bpe");
+    if (o.merges != defaults.merges) bad("merges", "is for --tokenizer bpe");
+    if (o.joint_bpe) bad("joint_bpe", "is for --tokenizer bpe");
+    return;
+  }
+  if (o.merges == 0 && o.vocab_size == 0) bad("vocab_size", "--tokenizer bpe needs --vocab-size N or --merges N");
+  if (o.merges != 0 && o.vocab_size != 0 && o.vocab_size != defaults.vocab_size)
+    bad("merges", "give --merges or --vocab-size, not both");
+  if (o.merges == 0 && o.vocab_size < Vocabulary::num_specials + 2)
+    bad("vocab_size", std::to_string(o.vocab_size) + " is too small: the four specials and at least two pieces");
+  if (o.min_freq < 1) bad("min_freq", "must be >= 1");
 }
 
 std::vector<OptionInfo> make_table() {
@@ -306,9 +326,8 @@ void TrainOptions::validate() const {
     if (length < 2) bad("length", count(length) + " is too short: a training window needs at least 2 tokens");
     if (valid_file.empty() && !(valid_fraction > 0 && valid_fraction <= 0.5))
       bad("valid_fraction", "must be in (0, 0.5]: the share of --text held out for validation");
-    const std::vector<std::string> tokenizers = choices_of("tokenizer");
-    if (std::find(tokenizers.begin(), tokenizers.end(), tokenizer) == tokenizers.end())
-      bad("tokenizer", quote_clipped(tokenizer) + " is not char or word");
+    if (tokenizer != "char" && tokenizer != "word")
+      bad("tokenizer", quote_clipped(tokenizer) + " is not char or word (task lm)");
     if (tokenizer == "char" && min_freq != defaults_for(Task::lm).min_freq)
       bad("min_freq", "is for --tokenizer word: every character of the training text is a token");
     if (tokenizer == "word" && min_freq < 1) bad("min_freq", "must be >= 1");
@@ -321,6 +340,7 @@ void TrainOptions::validate() const {
     if (max_tokens < max_len)
       bad("max_tokens", count(max_tokens) + " must be >= max_len " + count(max_len) + " (a batch must hold the longest pair)");
     if (!(length_penalty >= 0)) bad("length_penalty", "must be >= 0");
+    validate_translation_tokenizer(*this);
   }
   if (!(time_budget >= 0)) bad("time_budget", "must be >= 0 seconds");
   if (steps == 0 && !(time_budget > 0)) bad("steps", "0 means no step cap, which needs a --time-budget to stop the run");
@@ -393,6 +413,10 @@ TrainOptions TrainOptions::from_text(const std::string& text) {
       throw ValueError(where(i) + " (" + key + "): " + e.what());
     }
   }
+  // Before subwords the field was lm's alone: a translation model's options said "char" for it, or
+  // (older still) nothing; its tokens were words.
+  const bool says_tokenizer = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.first == "tokenizer"; });
+  if (o.task == Task::translate && (o.tokenizer == "char" || !says_tokenizer)) o.tokenizer = "word";
   return o;
 }
 

@@ -121,7 +121,8 @@ RunDirSpec train_run_dir_spec(bool resume, bool overwrite) {
   spec.dir_flag = "--run-dir";
   spec.markers = {"checkpoint.safetensors", "metrics.jsonl", "summary.json"};
   spec.outputs = {"checkpoint.safetensors", "best.safetensors", "metrics.jsonl", "summary.json", "config.ini",
-                  "loss.svg", "test.ref.txt", "test.greedy.txt", "test.beam.txt"};
+                  "loss.svg", "test.ref.txt", "test.greedy.txt", "test.beam.txt", "showcase.txt",
+                  "bpe.source.txt", "bpe.target.txt", "vocab.source.txt", "vocab.target.txt"};
   spec.can_resume = true;
   spec.existing = resume ? ExistingRun::resume : overwrite ? ExistingRun::overwrite : ExistingRun::refuse;
   return spec;

@@ -160,7 +160,10 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     log << "\n";
     state.best = restore_best(o, log);
   }
-  if (!o.run_dir.empty()) write_file_atomic(run_file(o, "config.ini"), o.to_config_ini(), "train");
+  if (!o.run_dir.empty()) {
+    write_file_atomic(run_file(o, "config.ini"), o.to_config_ini(), "train");
+    for (const auto& [name, contents] : task.starting_files()) write_file_atomic(run_file(o, name), contents, "train");
+  }
   const Selection selection = selection_of(o);
 
   std::unique_ptr<ProgressReporter> progress = make_progress(o, state.train.step);

@@ -98,6 +98,9 @@ class TrainingTask {
   virtual bool should_stop(const LoopState&, const TrainResult&) const { return false; }
   // Metadata saved with every checkpoint of this run (a translation model's vocabularies).
   virtual std::map<std::string, std::string> checkpoint_extras() const { return {}; }
+  // Files written into the run directory as the run starts, name -> contents (a translation
+  // model's subword merges and vocabularies, for the PyTorch twin).
+  virtual std::map<std::string, std::string> starting_files() const { return {}; }
   // After the loop and the last save: final scores and the task's files in the run directory.
   virtual void finish(const LoopState& state, TrainResult& result, std::ostream& log) = 0;
 };

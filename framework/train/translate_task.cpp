@@ -35,7 +35,8 @@ namespace {
 struct TranslationData {
   Vocabulary src_vocab, tgt_vocab;
   std::vector<EncodedPair> train, valid;
-  std::vector<ParallelPair> valid_text, test_text;
+  std::vector<ParallelPair> valid_text, test_text, showcase;
+  std::string showcase_file;  // "" when there is none
   std::size_t skipped_long = 0;
 };
 
@@ -57,15 +58,15 @@ std::string first_difference(const Vocabulary& saved, const Vocabulary& built) {
 }
 
 // On --resume the ids must mean what they meant when the checkpoint was written: the vocabularies
-// built from --train now are compared with the ones saved in the checkpoint, and the saved ones are
-// used. A corpus that was edited since (ids that would silently swap meaning) is refused, naming
+// built from --train now are compared with the ones saved in the checkpoint. A corpus that was edited since (ids that would silently swap meaning) is refused, naming
 // the first differing token.
 void use_saved_vocabularies(const TrainOptions& o, TranslationData& d) {
   const std::string path = detail::run_file(o, "checkpoint.safetensors");
   const TensorFile file = load_checkpoint_file(path);
   const Vocabulary saved_src = saved_vocabulary(file, "src_vocab"), saved_tgt = saved_vocabulary(file, "tgt_vocab");
   auto check = [&](const char* side, const Vocabulary& saved, const Vocabulary& built) {
-    const std::string difference = first_difference(saved, built);
+    std::string difference = first_difference(saved, built);
+    if (difference.empty() && !(saved.subwords().merges() == built.subwords().merges())) difference = "the merges differ";
     if (!difference.empty())
       throw ValueError("translate --resume: the " + std::string(side) + " vocabulary built from --train " + o.train_file +
                        " differs from the one saved in " + path + " (" + difference +
@@ -73,8 +74,44 @@ void use_saved_vocabularies(const TrainOptions& o, TranslationData& d) {
   };
   check("source", saved_src, d.src_vocab);
   check("target", saved_tgt, d.tgt_vocab);
-  d.src_vocab = saved_src;
-  d.tgt_vocab = saved_tgt;
+  // Equal tokens in the same order (and equal merges): the built ones are kept, with the ids of the
+  // training words they already hold.
+}
+
+// --showcase: "" or "none" = off; "auto" = showcase.txt in --train's folder or the one above it,
+// if there is one; else the file given.
+std::string showcase_path(const TrainOptions& o) {
+  if (o.showcase_file.empty() || o.showcase_file == "none") return "";
+  if (o.showcase_file != "auto") return o.showcase_file;
+  const std::filesystem::path folder = std::filesystem::path(o.train_file).parent_path();
+  for (const std::filesystem::path& candidate : {folder / "showcase.txt", folder.parent_path() / "showcase.txt"}) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
+
+// --tokenizer word: a vocabulary of words per side. bpe: merges learned from the training words,
+// per side or (--joint-bpe) from both sides into one vocabulary.
+void build_vocabularies(const TrainOptions& o, const std::vector<std::vector<std::string>>& src_sentences,
+                        const std::vector<std::vector<std::string>>& tgt_sentences, TranslationData& d) {
+  if (o.tokenizer != "bpe") {
+    d.src_vocab = Vocabulary::build(src_sentences, o.min_freq);
+    d.tgt_vocab = Vocabulary::build(tgt_sentences, o.min_freq);
+    return;
+  }
+  const BpeBudget budget{o.merges, o.merges != 0 ? 0 : o.vocab_size, o.min_freq};
+  auto subwords_of = [&](const std::vector<std::vector<std::string>>& sentences) {
+    return Vocabulary::build_subwords(sentences, BytePairEncoding::learn(count_words(sentences), budget));
+  };
+  if (o.joint_bpe) {
+    std::vector<std::vector<std::string>> both = src_sentences;
+    both.insert(both.end(), tgt_sentences.begin(), tgt_sentences.end());
+    d.src_vocab = d.tgt_vocab = subwords_of(both);
+  } else {
+    d.src_vocab = subwords_of(src_sentences);
+    d.tgt_vocab = subwords_of(tgt_sentences);
+  }
 }
 
 TranslationData load_data(const TrainOptions& o, std::ostream& log) {
@@ -82,13 +119,14 @@ TranslationData load_data(const TrainOptions& o, std::ostream& log) {
   const std::vector<ParallelPair> train_text = read_parallel_tsv(o.train_file);
   d.valid_text = read_parallel_tsv(o.valid_file);
   if (!o.test_file.empty()) d.test_text = read_parallel_tsv(o.test_file);
-  std::vector<std::vector<std::string>> src_sentences, tgt_sentences;
+  d.showcase_file = showcase_path(o);
+  if (!d.showcase_file.empty()) d.showcase = read_parallel_tsv(d.showcase_file);
+  std::vector<std::vector<std::string>> src_sentences, tgt_sentences;  // words
   for (const auto& p : train_text) {
     src_sentences.push_back(tokenize(p.source));
     tgt_sentences.push_back(tokenize(p.target));
   }
-  d.src_vocab = Vocabulary::build(src_sentences, o.min_freq);
-  d.tgt_vocab = Vocabulary::build(tgt_sentences, o.min_freq);
+  build_vocabularies(o, src_sentences, tgt_sentences, d);
   if (o.resume && !o.run_dir.empty()) use_saved_vocabularies(o, d);
   check_training_memory(o, d.src_vocab.size(), d.tgt_vocab.size());  // before the model is built
   for (const auto& p : train_text) {
@@ -99,18 +137,33 @@ TranslationData load_data(const TrainOptions& o, std::ostream& log) {
   if (d.train.empty())
     throw ValueError("translate: no training pair of " + o.train_file + " fits --max-len " + std::to_string(o.max_len));
   d.valid = encode_evaluation_pairs(d.src_vocab, d.tgt_vocab, d.valid_text, o.max_len, o.valid_file);
-  // The test sentences are decoded only after training: check now that the model can take them.
-  for (const auto& p : d.test_text) {
-    const EncodedPair e = encode_pair(d.src_vocab, d.tgt_vocab, p);
-    if (e.source.size() > o.max_len)
-      throw ValueError("translate: " + o.test_file + ":" + std::to_string(p.line) + ": the source sentence has " +
-                       std::to_string(e.source.size()) + " ids with </s>, longer than --max-len " +
-                       std::to_string(o.max_len) + " (the model cannot translate it)");
-  }
+  // The test and showcase sentences are decoded only after training: check now that the model can take them.
+  for (const auto* split : {&d.test_text, &d.showcase})
+    for (const auto& p : *split) {
+      const EncodedPair e = encode_pair(d.src_vocab, d.tgt_vocab, p);
+      if (e.source.size() > o.max_len)
+        throw ValueError("translate: " + (split == &d.test_text ? o.test_file : d.showcase_file) + ":" +
+                         std::to_string(p.line) + ": the source sentence has " + std::to_string(e.source.size()) +
+                         " ids with </s>, longer than --max-len " + std::to_string(o.max_len) +
+                         " (the model cannot translate it)");
+    }
   log << "data: " << d.train.size() << " training pairs (" << d.skipped_long << " longer than " << o.max_len
       << " ids skipped), " << d.valid.size() << " validation, " << d.test_text.size() << " test; vocabularies "
-      << d.src_vocab.size() << " source / " << d.tgt_vocab.size() << " target (min frequency " << o.min_freq << ")\n";
+      << d.src_vocab.size() << " source / " << d.tgt_vocab.size() << " target ";
+  if (o.tokenizer == "bpe")
+    log << "(subwords: " << d.src_vocab.subwords().merges().size() << " / " << d.tgt_vocab.subwords().merges().size()
+        << " merges" << (o.joint_bpe ? ", joint" : "") << ")\n";
+  else
+    log << "(words, min frequency " << o.min_freq << ")\n";
   return d;
+}
+
+// The checkpoint's metadata for the vocabularies: their tokens, and with subwords their merges.
+std::map<std::string, std::string> vocabulary_metadata(const Vocabulary& src, const Vocabulary& tgt) {
+  std::map<std::string, std::string> extras{{"src_vocab", src.to_text()}, {"tgt_vocab", tgt.to_text()}};
+  if (src.has_subwords()) extras["src_merges"] = src.subwords().to_text();
+  if (tgt.has_subwords()) extras["tgt_merges"] = tgt.subwords().to_text();
+  return extras;
 }
 
 // Fisher-Yates shuffle of 0..n-1 from a generator seeded by (seed, epoch).
@@ -196,6 +249,7 @@ TranslationBleu translation_bleu(Transformer<float>& model, const Vocabulary& sr
   TranslationBleu r;
   r.hypotheses = translate_sentences(model, src_vocab, tgt_vocab, sources, options);
   r.score = corpus_bleu(references, r.hypotheses);
+  r.chrf = corpus_chrf(references, r.hypotheses);
   return r;
 }
 
@@ -241,7 +295,7 @@ class TranslateTask : public detail::TrainingTask {
       : o_(o),
         data_(load_data(o, log)),
         model_(o.model_config(data_.src_vocab.size(), data_.tgt_vocab.size()), init_rng),
-        checkpoint_extras_{{"src_vocab", data_.src_vocab.to_text()}, {"tgt_vocab", data_.tgt_vocab.to_text()}} {
+        checkpoint_extras_(vocabulary_metadata(data_.src_vocab, data_.tgt_vocab)) {
     detail::xavier_matrices(model_, init_rng);
     for (const auto& rows : token_budget_batches(data_.train, o.max_tokens)) batches_.push_back(make_batch(data_.train, rows));
     greedy_.beam = 1;
@@ -253,6 +307,15 @@ class TranslateTask : public detail::TrainingTask {
 
   Module<float>& model() override { return model_; }
   std::map<std::string, std::string> checkpoint_extras() const override { return checkpoint_extras_; }
+  // With subwords: bpe.{source,target}.txt and vocab.{source,target}.txt, the merges and tokens
+  // (bench/translate_twin.py --tokenizer-from RUN_DIR reads them).
+  std::map<std::string, std::string> starting_files() const override {
+    if (!data_.src_vocab.has_subwords()) return {};
+    return {{"bpe.source.txt", data_.src_vocab.subwords().to_text()},
+            {"bpe.target.txt", data_.tgt_vocab.subwords().to_text()},
+            {"vocab.source.txt", data_.src_vocab.to_text()},
+            {"vocab.target.txt", data_.tgt_vocab.to_text()}};
+  }
 
   // Batch number n (from 1) depends only on (seed, n): a shuffle per epoch.
   detail::StepLoss step_loss(std::size_t batch, Generator&, Generator& dropout_rng) override {
@@ -310,7 +373,8 @@ class TranslateTask : public detail::TrainingTask {
     }
     model_.load_state_dict(best_state_);  // the best weights from here on
     nlohmann::json examples = test_bleu(result, log);
-    if (!o_.run_dir.empty()) write_summary(state, result, examples);
+    const nlohmann::json showcase = translate_showcase(log);
+    if (!o_.run_dir.empty()) write_summary(state, result, examples, showcase);
   }
 
  private:
@@ -324,8 +388,11 @@ class TranslateTask : public detail::TrainingTask {
     const TranslationBleu bs = translation_bleu(model_, data_.src_vocab, data_.tgt_vocab, data_.test_text, 0, beam);
     result.test_bleu_greedy = 100.0 * g.score.bleu;
     result.test_bleu_beam = 100.0 * bs.score.bleu;
+    result.test_chrf_greedy = 100.0 * g.chrf.chrf;
+    result.test_chrf_beam = 100.0 * bs.chrf.chrf;
     log << "test BLEU (best validation weights): greedy " << std::fixed << std::setprecision(2) << result.test_bleu_greedy
-        << ", beam " << o_.beam << " " << result.test_bleu_beam << std::defaultfloat << "\n";
+        << ", beam " << o_.beam << " " << result.test_bleu_beam << "; chrF greedy " << result.test_chrf_greedy
+        << ", beam " << o_.beam << " " << result.test_chrf_beam << std::defaultfloat << "\n";
     for (std::size_t i = 0; i < std::min<std::size_t>(3, data_.test_text.size()); ++i)
       examples.push_back({{"source", data_.test_text[i].source},
                           {"reference", data_.test_text[i].target},
@@ -345,7 +412,34 @@ class TranslateTask : public detail::TrainingTask {
     return examples;
   }
 
-  void write_summary(const detail::LoopState& state, TrainResult& result, const nlohmann::json& examples) const {
+  // The showcase pairs, greedy and beam, into RUN_DIR/showcase.txt (source, reference, output, a
+  // blank line) and the summary's "showcase" list.
+  nlohmann::json translate_showcase(std::ostream& log) {
+    nlohmann::json out = nlohmann::json::array();
+    if (data_.showcase.empty()) return out;
+    DecodeOptions beam = greedy_;
+    beam.beam = o_.beam;
+    std::vector<std::string> sources;
+    for (const auto& p : data_.showcase) sources.push_back(p.source);
+    const auto g = translate_sentences(model_, data_.src_vocab, data_.tgt_vocab, sources, greedy_);
+    const auto b = translate_sentences(model_, data_.src_vocab, data_.tgt_vocab, sources, beam);
+    std::string text;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      out.push_back({{"source", sources[i]},
+                     {"reference", data_.showcase[i].target},
+                     {"greedy", joined(g[i])},
+                     {"beam", joined(b[i])}});
+      text += sources[i] + "\n  reference: " + data_.showcase[i].target + "\n  beam " + std::to_string(o_.beam) +
+              ":    " + joined(b[i]) + "\n  greedy:    " + joined(g[i]) + "\n\n";
+    }
+    if (!o_.run_dir.empty()) write_file_atomic(detail::run_file(o_, "showcase.txt"), text, "train");
+    log << "showcase: " << sources.size() << " sentences of " << data_.showcase_file << " translated"
+        << (o_.run_dir.empty() ? "" : " into " + detail::run_file(o_, "showcase.txt")) << "\n";
+    return out;
+  }
+
+  void write_summary(const detail::LoopState& state, TrainResult& result, const nlohmann::json& examples,
+                     const nlohmann::json& showcase) const {
     const std::vector<double>& step_seconds = state.step_seconds;
     const std::vector<double> after_warmup(
         step_seconds.begin() + std::min<std::ptrdiff_t>(20, std::ptrdiff_t(step_seconds.size())), step_seconds.end());
@@ -361,6 +455,10 @@ class TranslateTask : public detail::TrainingTask {
                               {"interrupted", result.interrupted},
                               {"seconds", result.seconds},
                               {"threads", threads()},
+                              {"seed", o_.seed},
+                              {"tokenizer", o_.tokenizer},
+                              {"vocab_source", data_.src_vocab.size()},
+                              {"vocab_target", data_.tgt_vocab.size()},
                               {"flops_per_token", transformer_flops_per_token(
                                                       model_.config(), std::size_t(src_tokens / n_valid + 0.5),
                                                       std::max<std::size_t>(1, std::size_t(tgt_tokens / n_valid + 0.5)))},
@@ -374,10 +472,13 @@ class TranslateTask : public detail::TrainingTask {
                               {"best_value", result.best_value},
                               {"test_bleu_greedy", result.test_bleu_greedy},
                               {"test_bleu_beam", result.test_bleu_beam},
+                              {"test_chrf_greedy", result.test_chrf_greedy},
+                              {"test_chrf_beam", result.test_chrf_beam},
                               {"peak_rss_mb", peak_rss_mb()},
                               {"parameters", model_.parameter_count()},
                               {"curve", curve_},
-                              {"examples", examples}};
+                              {"examples", examples},
+                              {"showcase", showcase}};
     write_file_atomic(detail::run_file(o_, "summary.json"), summary.dump(2) + "\n", "train");
   }
 

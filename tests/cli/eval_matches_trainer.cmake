@@ -19,7 +19,8 @@ endfunction()
 set(valid ${TOY}/toy_valid.tsv)
 run_headlab(train_out train --task translate --train ${TOY}/toy_train.tsv --valid ${valid} --test ${valid} --beam 3
             --length-penalty 0.8 --d-model 32 --heads 4 --ff 64 --layers 1 --max-tokens 64 --steps 160 --eval-every 20
-            --seed 3 --select bleu --progress none --run-dir ${WORK}/run)
+            --seed 3 --select bleu --progress none --run-dir ${WORK}/run
+            --tokenizer word --pre-ln=false --dropout 0.1 --lr-factor 1)  # the toy run of the word-level defaults
 
 # The step-160 row of metrics.jsonl (the last one that holds a validation loss).
 file(STRINGS ${WORK}/run/metrics.jsonl rows)

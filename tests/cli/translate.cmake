@@ -5,7 +5,8 @@ set(TOY_RUN ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run)
 add_test(NAME cli.train_translate_toy
          COMMAND headlab_cli train --task translate --train ${TOY}/toy_train.tsv --valid ${TOY}/toy_valid.tsv
                  --test ${TOY}/toy_valid.tsv --d-model 32 --heads 4 --ff 64 --layers 1 --max-tokens 256 --steps 30
-                 --eval-every 15 --progress none --overwrite --run-dir ${TOY_RUN})
+                 --eval-every 15 --progress none --overwrite --run-dir ${TOY_RUN}
+                 --tokenizer word --pre-ln=false --dropout 0.1 --lr-factor 1)  # words: the unknown-word cases below
 set_tests_properties(cli.train_translate_toy PROPERTIES PASS_REGULAR_EXPRESSION "trained 30 steps.*test BLEU greedy"
                      FIXTURES_SETUP toy_translate)
 add_test(NAME cli.translate_stdin

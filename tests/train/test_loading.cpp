@@ -13,6 +13,7 @@
 #include <string>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
 #include "headlab/data/safetensors.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/checkpoint.hpp"
@@ -211,4 +212,44 @@ TEST_CASE("fuzz corpus: every seed checkpoint of fuzz_safetensors loads and deco
   CHECK(loaded >= 3);
   CHECK(decoder_only >= 1);
   CHECK(translation >= 1);
+}
+
+TEST_CASE("loading: a subword model's merges are checked with the options that say it has them") {
+  TensorFile file;
+  file.source = "subwords.safetensors";
+  file.metadata["src_vocab"] = "<pad>\n<s>\n</s>\n<unk>\nhaus\nha@@\nus\n";
+  file.metadata["src_merges"] = "#headlab-bpe-merges 1\nh a\nha u\nhau s</w>\n";
+  const Vocabulary vocab = saved_vocabulary(file, "src_vocab");
+  REQUIRE(vocab.has_subwords());
+  CHECK(vocab.subwords().merges().size() == 3);
+  // haus: h a u s</w> -> ha u s</w> -> hau s</w> -> haus</w>;  hau: h a u</w> -> ha u</w> (no merge "ha u</w>")
+  CHECK(vocab.pieces({"haus", "hau"}) == std::vector<std::string>{"haus", "ha@@", "u"});
+  file.metadata["src_merges"] = "#headlab-bpe-merges 1\nh a\nh a\n";
+  CHECK_THROWS_WITH_AS(saved_vocabulary(file, "src_vocab"), doctest::Contains("line 3: the merge 'h a' repeats"),
+                       FormatError);
+
+  // A trained subword model whose metadata lost its merges, or a word model that gained some.
+  TempDir dir("subword_checkpoint");
+  TrainOptions o = TrainOptions::defaults_for(Task::translate);
+  headlab::write_file_atomic(dir.path / "train.tsv", "w1 w2 w11\tv1 v2 v11 .\nw11 w1\tv11 v1 .\n", "test");
+  o.train_file = o.valid_file = (dir.path / "train.tsv").string();
+  o.tokenizer = "bpe";
+  o.vocab_size = 0;
+  o.merges = 3;
+  o.showcase_file = "none";
+  o.d_model = 8, o.heads = 1, o.ff_dim = 8, o.layers = 1, o.steps = 1, o.eval_every = 1;
+  o.run_dir = (dir.path / "run").string();
+  std::ostringstream log;
+  train(o, log);
+  const TensorFile good = load_safetensors(dir.file("run/best.safetensors"));
+  CHECK(load_trained_model(good).src_vocab.has_subwords());
+  TensorFile lost = good;
+  lost.metadata.erase("tgt_merges");
+  CHECK_THROWS_WITH_AS(load_trained_model(lost), doctest::Contains("lacks src_merges/tgt_merges"), FormatError);
+  TensorFile gained = good;
+  gained.metadata["options"] = replaced(good.metadata.at("options"), "tokenizer = bpe", "tokenizer = word");
+  gained.metadata["options"] = replaced(gained.metadata.at("options"), "merges = 3", "merges = 0");
+  gained.metadata["options"] = replaced(gained.metadata.at("options"), "vocab_size = 0",
+                                        "vocab_size = " + std::to_string(TrainOptions::defaults_for(Task::translate).vocab_size));
+  CHECK_THROWS_WITH_AS(load_trained_model(gained), doctest::Contains("holds src_merges/tgt_merges"), FormatError);
 }

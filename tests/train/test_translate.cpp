@@ -2,6 +2,9 @@
 // translate_sentences, and bad corpora.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <functional>
 #include <memory>
 
 #include <filesystem>
@@ -10,6 +13,7 @@
 #include "headlab/core/file_writer.hpp"
 #include "headlab/data/bleu.hpp"
 #include "headlab/core/random.hpp"
+#include "headlab/train/checkpoint.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
 #include "train/best_checkpoint.hpp"
@@ -22,6 +26,17 @@ using headlab::testing::expected_best_step;
 using headlab::testing::read_summary;
 
 namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "cannot read ", path.string());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string replaced_once(std::string text, const std::string& from, const std::string& to) {
+  REQUIRE(text.find(from) != std::string::npos);
+  return text.replace(text.find(from), from.size(), to);
+}
 
 // A toy language pair: source word "wK" translates to target word "vK", word order kept,
 // then the target ends with "." -- learnable in a few hundred steps by a small model.
@@ -43,6 +58,8 @@ std::string toy_sentence_pairs(std::uint64_t seed, std::size_t count) {
 
 TrainOptions toy_options(const TempDir& dir, std::size_t steps) {
   TrainOptions o = TrainOptions::defaults_for(Task::translate);
+  o.tokenizer = "word";  // the subword cases set bpe themselves
+  o.showcase_file = "none";
   write_file_atomic(dir.path / "train.tsv", toy_sentence_pairs(1, 600), "test");
   write_file_atomic(dir.path / "valid.tsv", toy_sentence_pairs(2, 40), "test");
   write_file_atomic(dir.path / "test.tsv", toy_sentence_pairs(3, 40), "test");
@@ -101,9 +118,75 @@ TEST_CASE("translate task: a small model learns a toy language pair, keeps its b
                        doctest::Contains("sentence 2 has 81 ids"), ValueError);
 }
 
+// The toy pair on subwords: "w11" -> w@@ 11 or w1@@ 1 with a few merges.
+TrainOptions with_subwords(TrainOptions o, std::size_t merges) {
+  o.tokenizer = "bpe";
+  o.vocab_size = 0;
+  o.merges = merges;
+  return o;
+}
+
+TEST_CASE("translate task: --tokenizer bpe trains on subwords, saves its merges and reads them back") {
+  TempDir dir("subwords");
+  TrainOptions o = with_subwords(toy_options(dir, 12), 6);
+  o.eval_every = 6;
+  o.eval_sentences = 5;
+  o.run_dir = (dir.path / "run").string();
+  write_file_atomic(dir.path / "showcase.txt", "w1 w2 w3\tv1 v2 v3 .\nw11 w10\tv11 v10 .\n", "test");
+  o.showcase_file = "auto";  // showcase.txt beside --train
+  std::ostringstream log;
+  train(o, log);
+  INFO(log.str());
+  const LoadedModel m = load_trained_model(o.run_dir + "/best.safetensors");
+  REQUIRE(m.src_vocab.has_subwords());
+  REQUIRE(m.tgt_vocab.has_subwords());
+  CHECK(m.src_vocab.subwords().merges().size() == 6);
+  // The files for the twin hold what the checkpoint holds.
+  CHECK(BytePairEncoding::from_text(read_text(dir.path / "run" / "bpe.source.txt")).merges() ==
+        m.src_vocab.subwords().merges());
+  CHECK(read_text(dir.path / "run" / "vocab.target.txt") == m.tgt_vocab.to_text());
+  // A word the merges split: its pieces are tokens, and the vocabulary glues them back.
+  const std::vector<std::string> words = {"w11", "w10", "w3"};
+  const std::vector<std::int64_t> ids = m.src_vocab.encode(words);
+  CHECK(ids.size() > words.size());
+  CHECK(std::count(ids.begin(), ids.end(), Vocabulary::unk) == 0);
+  CHECK(m.src_vocab.decode(ids) == words);
+  // Hypotheses are written as words, never as pieces.
+  const std::string greedy = read_text(dir.path / "run" / "test.greedy.txt");
+  CHECK(greedy.find("@@") == std::string::npos);
+  // The showcase: both pairs translated into showcase.txt and the summary.
+  const auto summary = read_summary(dir.path / "run");
+  REQUIRE(summary["showcase"].size() == 2);
+  CHECK(summary["showcase"][1]["source"] == "w11 w10");
+  CHECK(summary["tokenizer"] == "bpe");
+  CHECK(fs::exists(dir.path / "run" / "showcase.txt"));
+}
+
+TEST_CASE("translate task: --joint-bpe gives one vocabulary for both sides, so embeddings can be tied") {
+  TempDir dir("joint");
+  TrainOptions o = with_subwords(toy_options(dir, 3), 0);
+  o.vocab_size = 40;
+  o.joint_bpe = true;
+  o.tie_embeddings = true;
+  o.eval_every = 3;
+  o.eval_sentences = 3;
+  o.test_file.clear();
+  o.run_dir = (dir.path / "run").string();
+  std::ostringstream log;
+  train(o, log);
+  const LoadedModel m = load_trained_model(o.run_dir + "/best.safetensors");
+  CHECK(m.src_vocab.to_text() == m.tgt_vocab.to_text());
+  CHECK(m.src_vocab.size() == 40);
+  CHECK(m.src_vocab.covers("v7"));
+  CHECK(m.tgt_vocab.covers("w7"));
+}
+
 TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") {
+ for (const bool subwords : {false, true}) {
+  CAPTURE(subwords);
   TempDir a("straight"), b("resumed");
   TrainOptions straight = toy_options(a, 8);
+  if (subwords) straight = with_subwords(straight, 8);
   straight.eval_every = 4;
   straight.eval_sentences = 5;
   straight.test_file.clear();
@@ -111,6 +194,7 @@ TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") 
   const TrainResult full = train(straight, log);
 
   TrainOptions first = toy_options(b, 5);
+  if (subwords) first = with_subwords(first, 8);
   first.eval_every = 4;
   first.eval_sentences = 5;
   first.test_file.clear();
@@ -121,6 +205,7 @@ TEST_CASE("translate task: resuming repeats the uninterrupted run bit for bit") 
   const TrainResult resumed = train(rest, log);
   REQUIRE(resumed.losses.size() == full.losses.size());
   for (std::size_t i = 0; i < full.losses.size(); ++i) CHECK(resumed.losses[i] == full.losses[i]);
+ }
 }
 
 // A run short enough for a test whose evaluations may differ in loss and BLEU: 200 steps, an
@@ -234,6 +319,37 @@ TEST_CASE("translate task: bad corpora and options are reported with the file, l
   o.max_len = 12;
   CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("long_valid.tsv:2: the pair is longer than --max-len 12"),
                        ValueError);
+
+  // The tokenizer and its budget: each option only where it applies.
+  const std::pair<std::function<void(TrainOptions&)>, const char*> tokenizer_cases[] = {
+      {[](TrainOptions& t) { t.tokenizer = "char"; }, "tokenizer: 'char' is not word or bpe"},
+      {[](TrainOptions& t) { t.vocab_size = 100; }, "vocab_size: is for --tokenizer bpe"},
+      {[](TrainOptions& t) { t.merges = 10; }, "merges: is for --tokenizer bpe"},
+      {[](TrainOptions& t) { t.joint_bpe = true; }, "joint_bpe: is for --tokenizer bpe"},
+      {[](TrainOptions& t) { t = with_subwords(t, 0); }, "--tokenizer bpe needs --vocab-size N or --merges N"},
+      {[](TrainOptions& t) { t = with_subwords(t, 10), t.vocab_size = 500; }, "merges: give --merges or --vocab-size"},
+      {[](TrainOptions& t) { t = with_subwords(t, 0), t.vocab_size = 5; }, "vocab_size: 5 is too small"},
+  };
+  for (const auto& [change, message] : tokenizer_cases) {
+    o = toy_options(dir, 2);
+    change(o);
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains(message), OptionError);
+  }
+  TrainOptions lm = TrainOptions::defaults_for(Task::lm);
+  lm.text_file = "t.txt";
+  lm.tokenizer = "bpe";
+  CHECK_THROWS_WITH_AS(lm.validate(), doctest::Contains("'bpe' is not char or word (task lm)"), OptionError);
+  // A translation model saved before subwords said tokenizer = char: its tokens were words.
+  o = toy_options(dir, 2);
+  CHECK(TrainOptions::from_text(replaced_once(o.to_text(), "tokenizer = word", "tokenizer = char")).tokenizer == "word");
+
+  o = toy_options(dir, 2);
+  std::string many_words;
+  for (int i = 0; i < 20; ++i) many_words += " w1";
+  write_file_atomic(dir.path / "long_showcase.tsv", "w1\tv1 .\n" + many_words + "\tv1\n", "test");
+  o.showcase_file = (dir.path / "long_showcase.tsv").string();
+  o.max_len = 12;
+  CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("long_showcase.tsv:2: the source sentence has"), ValueError);
 
   o = toy_options(dir, 2);
   o.max_tokens = 10;  // smaller than max_len

@@ -31,6 +31,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "headlab/data/bpe.hpp"
+
 namespace headlab {
 
 // The six whitespace characters of the rule: space, \t, \n, \r, \v, \f.
@@ -68,6 +70,9 @@ std::vector<ParallelPair> read_parallel_tsv(const std::string& path);
 std::vector<ParallelPair> parse_parallel_tsv(std::string_view text, const std::string& source_name);
 
 // Token <-> id. Ids 0..3 are the specials; the others follow in build order.
+// With subwords (byte-pair encoding, bpe.hpp) the tokens are pieces of words: encode takes words
+// and splits each into its pieces before looking them up, decode glues the pieces back into words.
+// Without subwords a token is a word and both are one to one.
 class Vocabulary {
  public:
   static constexpr std::int64_t pad = 0, bos = 1, eos = 2, unk = 3;  // "<pad>" "<s>" "</s>" "<unk>"
@@ -82,17 +87,34 @@ class Vocabulary {
   // a token that is not UTF-8 (none of them could be saved by to_text and read back).
   static Vocabulary build(const std::vector<std::vector<std::string>>& sentences, std::size_t min_freq,
                           std::size_t max_size = 0);
+  // The pieces of `bpe` as the tokens: every piece the sentences' words encode into (ordered as
+  // build orders them), then the rest of the alphabet (alphabet_pieces) and of the merged pieces
+  // (merged_pieces), so that no word of the training characters has an unknown piece. The ids of
+  // the sentences' words are kept: encoding the training text again does not run the merges.
+  static Vocabulary build_subwords(const std::vector<std::vector<std::string>>& sentences, BytePairEncoding bpe);
+  // The same vocabulary text (from_text) read with the merges it was built with (a checkpoint).
+  static Vocabulary with_subwords(const Vocabulary& pieces, BytePairEncoding bpe);
+
+  bool has_subwords() const { return has_subwords_; }
+  const BytePairEncoding& subwords() const { return bpe_; }
 
   std::size_t size() const { return tokens_.size(); }
   std::int64_t id(const std::string& token) const;   // unk when absent
+  // Whether a word reads without <unk>: it is a token, or with subwords every piece of it is.
+  bool covers(const std::string& word) const;
   const std::string& token(std::int64_t id) const;   // IndexError naming the id and the size
 
-  // One id per token (no <s> or </s> added); unknown tokens -> unk.
-  std::vector<std::int64_t> encode(const std::vector<std::string>& tokens) const;
-  // Tokens of `ids`, skipping <pad> and <s>; with stop_at_eos the first </s> ends the sentence,
-  // without it a </s> is kept as the token "</s>". <unk> decodes to "<unk>". Every id is checked,
-  // also those after the first </s>: an id outside [0, size) throws IndexError.
+  // The tokens of words: the words themselves, or with subwords their pieces.
+  std::vector<std::string> pieces(const std::vector<std::string>& words) const;
+  // One id per token of pieces(words) (no <s> or </s> added); unknown tokens -> unk.
+  std::vector<std::int64_t> encode(const std::vector<std::string>& words) const;
+  // Words of `ids`, skipping <pad> and <s>; with stop_at_eos the first </s> ends the sentence,
+  // without it a </s> is kept as the token "</s>". <unk> decodes to "<unk>". With subwords a
+  // piece ending in "@@" is glued to the next. Every id is checked, also those after the first
+  // </s>: an id outside [0, size) throws IndexError.
   std::vector<std::string> decode(const std::vector<std::int64_t>& ids, bool stop_at_eos = true) const;
+  // The tokens of `ids` as they are (pieces not glued), with decode's rules otherwise.
+  std::vector<std::string> decode_tokens(const std::vector<std::int64_t>& ids, bool stop_at_eos = true) const;
 
   // One token per line, in id order, each line ending in '\n' (saved inside checkpoints).
   std::string to_text() const;
@@ -105,6 +127,9 @@ class Vocabulary {
  private:
   std::vector<std::string> tokens_;                    // id -> token
   std::unordered_map<std::string, std::int64_t> ids_;  // token -> id
+  bool has_subwords_ = false;
+  BytePairEncoding bpe_;
+  std::unordered_map<std::string, std::vector<std::int64_t>> known_word_ids_;  // subwords: training word -> ids
   void add(const std::string& token);
 };
 

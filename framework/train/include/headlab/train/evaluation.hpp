@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/chrf.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/checkpoint.hpp"
 #include "headlab/train/decoding.hpp"
@@ -42,6 +43,7 @@ struct TranslationEvaluation {
   // the checkpoint's --max-tokens; loss_tokens of them (target_tokens + sentences).
   double loss = 0;
   std::size_t loss_tokens = 0;
+  ChrfScore chrf;  // of the same translations
   BleuScore bleu;  // of the decoded sources (greedy, or beam when decode.beam > 1) against the targets
 };
 // `file` names the pairs' file in messages: a pair longer than the model's max_len is a ValueError

@@ -68,15 +68,23 @@ class OptionError : public ValueError {
     "validation corpus (translate: TSV pairs, loss and BLEU as it trains; lm: a text file, instead of the end of --text)")                                                                 \
   X(std::string, text_file, "text", "", "", "", "", true, kLm,                                                      \
     "lm: the text to learn (UTF-8); its last --valid-fraction is held out unless --valid is given")                  \
-  X(std::string, tokenizer, "tokenizer", "char", "char", "char", "char", true, kLm,                                 \
-    "lm: char (every character a token) or word (the translation tokenizer's words and punctuation, a line ending in </s>; words rarer than --min-freq are <unk>)") \
+  X(std::string, tokenizer, "tokenizer", "char", "bpe", "char", "char", true, kTranslate | kLm,                     \
+    "lm: char (every character a token) or word (the translation tokenizer's words and punctuation, a line ending in </s>; words rarer than --min-freq are <unk>); translate: word or bpe (byte-pair-encoded subwords of those words, learned from --train)") \
+  X(std::size_t, vocab_size, "vocab-size", 0, 2000, 0, 0, true, kTranslate,                                          \
+    "--tokenizer bpe: learn merges until each side's vocabulary (specials included) has this many tokens")          \
+  X(std::size_t, merges, "merges", 0, 0, 0, 0, true, kTranslate,                                                     \
+    "--tokenizer bpe: learn exactly this many merges instead of stopping at --vocab-size (0 = --vocab-size decides)") \
+  X(bool, joint_bpe, "joint-bpe", false, false, false, false, true, kTranslate,                                      \
+    "--tokenizer bpe: one set of merges and one vocabulary for both sides, learned from both (allows --tie-embeddings)") \
   X(double, valid_fraction, "valid-fraction", 0.1, 0.1, 0.1, 0.1, true, kLm,                                          \
     "lm without --valid: the share of --text, taken from its end, held out for validation")                          \
   X(std::string, test_file, "test", "", "", "", "", true, kTranslate,                                                 \
     "test corpus (BLEU of the best weights at the end; optional)")                                                    \
+  X(std::string, showcase_file, "showcase", "", "auto", "", "", true, kTranslate,                                    \
+    "sentence pairs translated at the end into RUN_DIR/showcase.txt and summary.json (auto: showcase.txt beside --train or one folder up, if there is one; none: off)") \
   X(std::size_t, min_freq, "min-freq", 2, 2, 2, 2, true, kTranslate | kLm,                                           \
-    "rarer training tokens become <unk> (lm: with --tokenizer word)")                                                                             \
-  X(std::size_t, max_tokens, "max-tokens", 1024, 1024, 1024, 1024, true, kTranslate,                                  \
+    "rarer training tokens become <unk> (lm: with --tokenizer word); translate with --tokenizer bpe: the fewest occurrences of a pair that is merged")                                                                             \
+  X(std::size_t, max_tokens, "max-tokens", 1024, 2048, 1024, 1024, true, kTranslate,                                  \
     "batch budget: sentences x longest side")                                                                         \
   X(std::size_t, max_len, "max-len", 64, 64, 64, 64, true, kTranslate,                                                \
     "longest sequence in ids, <s>/</s> included (longer training pairs are skipped)")                                 \
@@ -102,9 +110,9 @@ class OptionError : public ValueError {
     "feed-forward width")                                                                                             \
   X(std::size_t, layers, "layers", 2, 2, 2, 2, true, kAllTasks,                                                       \
     "encoder and decoder layers each; induction: decoder layers")                                                     \
-  X(double, dropout, "dropout", 0.0, 0.1, 0.0, 0.0, true, kAllTasks,                                                  \
+  X(double, dropout, "dropout", 0.0, 0.0, 0.0, 0.0, true, kAllTasks,                                                  \
     "dropout probability")                                                                                            \
-  X(bool, norm_first, "pre-ln", false, false, true, true, true, kAllTasks,                                            \
+  X(bool, norm_first, "pre-ln", false, true, true, true, true, kAllTasks,                                            \
     "pre-LN layers instead of post-LN (--pre-ln=false: post-LN)")                                                     \
   X(bool, tie_embeddings, "tie-embeddings", false, false, false, false, true, kAllTasks,                              \
     "one matrix for both embeddings and the generator")                                                               \
@@ -134,7 +142,7 @@ class OptionError : public ValueError {
     "peak learning rate of --schedule cosine, linear and constant (0: not set; noam takes --lr-factor instead)")      \
   X(double, min_lr, "min-lr", 0.0, 0.0, 0.0, 0.0, true, kAllTasks,                                                    \
     "the learning rate --schedule cosine and linear reach at --steps")                                                \
-  X(double, lr_factor, "lr-factor", 0.5, 1.0, 1.0, 1.0, true, kAllTasks,                                              \
+  X(double, lr_factor, "lr-factor", 0.5, 2.0, 1.0, 1.0, true, kAllTasks,                                              \
     "Noam schedule factor: lr = factor * D^-0.5 * min(step^-0.5, step * warmup^-1.5)")                                \
   X(std::size_t, warmup, "warmup", 100, 400, 200, 100, true, kAllTasks,                                               \
     "warm-up steps of the schedule (noam: to its peak; the others: linear from 0 to --lr)")                           \

@@ -16,6 +16,7 @@
 
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/chrf.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/models/transformer.hpp"
 #include "headlab/train/decoding.hpp"
@@ -41,10 +42,12 @@ std::vector<EncodedPair> encode_evaluation_pairs(const Vocabulary& src_vocab, co
 // tokens = the targets after <s> (words and </s>), batched by token_budget_batches(pairs, max_tokens).
 double translation_loss(Transformer<float>& model, const std::vector<EncodedPair>& pairs, std::size_t max_tokens);
 
-// Corpus BLEU (x1, headlab/data/bleu.hpp) of the model's translations of the first `count` pairs
-// (0 = all) against their tokenized targets; the hypotheses in pair order.
+// Corpus BLEU and chrF (x1, headlab/data/bleu.hpp, chrf.hpp) of the model's translations of the
+// first `count` pairs (0 = all) against their tokenized targets, both on words (subword pieces
+// glued back); the hypotheses in pair order.
 struct TranslationBleu {
   BleuScore score;
+  ChrfScore chrf;
   std::vector<std::vector<std::string>> hypotheses;
 };
 TranslationBleu translation_bleu(Transformer<float>& model, const Vocabulary& src_vocab, const Vocabulary& tgt_vocab,

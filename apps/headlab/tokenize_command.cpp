@@ -1,0 +1,89 @@
+// tokenize_command.cpp: `headlab tokenize`, a sentence's tokens as a translation model reads them.
+//
+//   headlab tokenize --checkpoint RUN/best.safetensors [--side source|target] [--ids] "Ich bin müde."
+//   headlab tokenize --merges RUN/bpe.source.txt --file sentences.txt
+// Each sentence (the arguments, or each line of --file) becomes one line: its tokens separated by
+// single spaces (subword pieces end in "@@" when the word goes on), or with --ids their ids in the
+// checkpoint's vocabulary. A line that is not UTF-8: a message naming it, exit status 1.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "headlab/core/errors.hpp"
+#include "headlab/data/bpe.hpp"
+#include "headlab/data/input_file.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/train/checkpoint.hpp"
+
+namespace headlab::cli {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+template <typename T>
+std::string joined(const std::vector<T>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ' ';
+    if constexpr (std::is_same_v<T, std::string>) s += items[i];
+    else s += std::to_string(items[i]);
+  }
+  return s;
+}
+
+}  // namespace
+
+int run_tokenize(const TokenizeOptions& o) {
+  try {
+    if (o.checkpoint.empty() == o.merges.empty())
+      throw ValueError("give --checkpoint (a translation model) or --merges (a bpe.*.txt file), one of them");
+    if (o.ids && o.checkpoint.empty()) throw ValueError("--ids needs --checkpoint (the ids are its vocabulary's)");
+    if (o.side != "source" && o.side != "target") throw ValueError("--side must be source or target");
+    std::vector<std::string> sentences = o.sentences;
+    if (!o.file.empty()) {
+      if (!sentences.empty()) throw ValueError("give sentences or --file, not both");
+      sentences = lines_of(read_regular_file(o.file, "tokenize"));
+    }
+    Vocabulary vocab;
+    BytePairEncoding merges;
+    if (!o.checkpoint.empty()) {
+      const LoadedModel m = load_trained_model(o.checkpoint);
+      if (m.options.task != Task::translate)
+        throw ValueError("--checkpoint " + o.checkpoint + " is a " + task_name(m.options.task) +
+                         " model; tokenize reads translation models");
+      vocab = o.side == "source" ? m.src_vocab : m.tgt_vocab;
+    } else {
+      merges = BytePairEncoding::from_text(read_regular_file(o.merges, "tokenize"));
+    }
+    for (std::size_t i = 0; i < sentences.size(); ++i) {
+      std::vector<std::string> words;
+      try {
+        words = tokenize(sentences[i]);
+      } catch (const ValueError& e) {
+        throw ValueError((o.file.empty() ? "sentence " : o.file + ":") + std::to_string(i + 1) + ": " + e.what());
+      }
+      if (o.ids) std::cout << joined(vocab.encode(words)) << "\n";
+      else std::cout << joined(o.checkpoint.empty() ? merges.encode(words) : vocab.pieces(words)) << "\n";
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::cerr << "headlab tokenize: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace headlab::cli
