@@ -8,6 +8,7 @@ packages=(
   build-essential cmake
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   doctest-dev libcli11-dev nlohmann-json3-dev
+  python3  # the python-based tests (README showcase writer, bench/bpe.py, hostile_inputs.sh)
 )
 # Optional extras, one flag each:
 #   --with-torch  regenerating the PyTorch fixtures (scripts/make_op_fixtures.py)
