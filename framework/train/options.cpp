@@ -413,10 +413,9 @@ TrainOptions TrainOptions::from_text(const std::string& text) {
       throw ValueError(where(i) + " (" + key + "): " + e.what());
     }
   }
-  // Before subwords the field was lm's alone: a translation model's options said "char" for it, or
-  // (older still) nothing; its tokens were words.
-  const bool says_tokenizer = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.first == "tokenizer"; });
-  if (o.task == Task::translate && (o.tokenizer == "char" || !says_tokenizer)) o.tokenizer = "word";
+  // Before subwords the field was lm's alone, and a translation model's options said "char" for
+  // it; its tokens were words.
+  if (o.task == Task::translate && o.tokenizer == "char") o.tokenizer = "word";
   return o;
 }
 
