@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "headlab/data/input_file.hpp"
 #include "headlab/train/lm_task.hpp"
+#include "headlab/train/recall_task.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/evaluation.hpp"
 
@@ -31,11 +32,11 @@ bool refuse_flag(bool given, const char* flag, const std::string& path, Task tas
   return true;
 }
 
-// copy and induction: --data, --beam and --length-penalty are the translation task's.
+// copy, induction and recall: --data, --beam and --length-penalty are the translation task's.
 bool refuse_translation_flags(const LoadedModel& m, const std::string& path, const EvalOptions& o) {
   const Task task = m.options.task;
   return refuse_flag(o.data_given, "--data", path, task,
-                     "copy and induction checkpoints are scored on held-out sequences drawn as their training "
+                     "copy, induction and recall checkpoints are scored on held-out sequences drawn as their training "
                      "data is (--sequences N), not on a file") ||
          refuse_flag(o.beam_given, "--beam", path, task, "it is for translation checkpoints") ||
          refuse_flag(o.length_penalty_given, "--length-penalty", path, task, "it is for translation checkpoints");
@@ -80,6 +81,22 @@ int eval_induction(const LoadedModel& m, const std::string& path, const EvalOpti
                  {"first_half_loss", s.first_half_loss},
                  {"repeated_loss", s.repeated_loss},
                  {"repeated_accuracy", s.repeated_accuracy}},
+                human.str());
+}
+
+// recall: the run's held-out sequences, scored as its evaluation does (RecallScore).
+int eval_recall(const LoadedModel& m, const std::string& path, const EvalOptions& o) {
+  if (refuse_translation_flags(m, path, o)) return 2;
+  const RecallScore s = recall_eval(*m.lm, recall_layout(m.options), held_out_recall_sequences(m.options, o.sequences));
+  std::ostringstream human;
+  human << "checkpoint " << path << " (recall, step " << m.step << "), " << o.sequences
+        << " held-out sequences: answer loss " << std::fixed << std::setprecision(3) << s.loss << ", answers right "
+        << s.answer_accuracy << ", values right " << s.slot_accuracy << "\n";
+  return report(o, path, m,
+                {{"sequences", o.sequences},
+                 {"loss", s.loss},
+                 {"answer_accuracy", s.answer_accuracy},
+                 {"slot_accuracy", s.slot_accuracy}},
                 human.str());
 }
 
@@ -201,6 +218,8 @@ int run_eval(const EvalOptions& o) {
       return eval_translate(m, path, o);
     case Task::lm:
       return eval_lm(m, path, o);
+    case Task::recall:
+      return eval_recall(m, path, o);
   }
   std::cerr << "headlab eval: " << path << ": no evaluation for the '" << task_name(m.options.task) << "' task\n";
   return 2;

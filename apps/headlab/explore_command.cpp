@@ -69,7 +69,7 @@ ExplorerInput explorer_input(LoadedModel& m, const std::string& input, const Pro
   }
   const std::size_t vocab = m.lm ? m.lm->config().tgt_vocab : o.vocab;
   const std::vector<std::int64_t> ids = parse_token_ids(input, vocab, "--input");
-  check_length(ids.size(), o.task == Task::induction ? 2 * o.length + 1 : o.length, "token ids");
+  check_length(ids.size(), o.task == Task::copy ? o.length : 2 * o.length + 1, "token ids");
   return {one_row(ids), one_row(ids)};
 }
 

@@ -178,8 +178,8 @@ MapInput attention_input(LoadedModel& m, const HeadsOptions& o, const Probe& pro
                        std::to_string(ids.size()));
     source = target = row_of(ids);
   } else {
-    const std::size_t max_len = opt.task == Task::induction ? 2 * opt.length + 1 : opt.length;
-    const std::vector<std::int64_t> ids = parse_token_ids(o.input, opt.vocab, "--input");
+    const std::size_t max_len = opt.task == Task::copy ? opt.length : 2 * opt.length + 1;  // induction, recall: 2 n + 1
+    const std::vector<std::int64_t> ids = parse_token_ids(o.input, m.lm ? m.lm->config().tgt_vocab : opt.vocab, "--input");
     if (ids.empty() || ids.size() > max_len)
       throw ValueError("--input: give 1 to " + std::to_string(max_len) + " token ids (the model's length)");
     source = target = row_of(ids);

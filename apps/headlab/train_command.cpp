@@ -75,6 +75,13 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
     if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
     return 0;
   }
+  if (options.task == Task::recall) {
+    std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
+              << " s; held-out answer loss " << std::setprecision(3) << r.valid_loss << ", answers right "
+              << r.answer_accuracy << ", values right " << r.slot_accuracy << "\n";
+    if (!options.run_dir.empty()) std::cout << "run directory: " << options.run_dir << "\n";
+    return 0;
+  }
   if (options.task == Task::induction) {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.seconds
               << " s; held-out loss " << std::setprecision(3) << r.valid_loss << ": first half " << r.first_half_loss

@@ -115,6 +115,7 @@ std::string prune_metric_name(Task task) {
     case Task::induction: return "repeated-half accuracy";
     case Task::translate: return "BLEU";
     case Task::lm: return "metric";
+    case Task::recall: return "answer accuracy";
   }
   return "metric";
 }

@@ -143,13 +143,14 @@ std::vector<AttentionSite> attention_sites(LoadedModel& m) {
 // ---- Probe and roles --------------------------------------------------------------------
 Probe repeated_tokens_probe(const LoadedModel& m, std::size_t count, std::size_t block, std::uint64_t seed) {
   std::size_t first = 2, end = m.options.vocab;  // symbols [first, end)
-  std::size_t max_len = m.options.task == Task::induction ? 2 * m.options.length + 1
+  std::size_t max_len = m.options.task == Task::induction || m.options.task == Task::recall ? 2 * m.options.length + 1
                         : m.options.task == Task::copy    ? m.options.length
                                                       : m.options.max_len;
   if (m.options.task == Task::translate) {
     first = 4;
     end = std::min(m.src_vocab.size(), m.tgt_vocab.size());
   }
+  if (m.options.task == Task::recall) end = 2 + m.options.keys * m.options.values;  // the key-value pair tokens
   if (m.options.task == Task::lm) {  // characters or words, past the four specials; the window the model reads
     first = LmVocabulary::num_specials;
     end = m.lm->config().tgt_vocab;
@@ -311,6 +312,17 @@ HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::s
     }
     return;
   }
+  if (o.task == Task::recall) {
+    if (sequences == 0) throw ValueError("HeadLabTask: sequences must be > 0");
+    metric_name_ = "answer accuracy";
+    const RecallBatch all = held_out_recall_sequences(o, sequences);
+    for (std::size_t start = 0; start < sequences; start += batch) {
+      const auto first = std::ptrdiff_t(start), last = std::ptrdiff_t(std::min(sequences, start + batch));
+      batches_.push_back(xt::view(all.sequences, xt::range(first, last), xt::all()));
+      recall_targets_.push_back(xt::view(all.targets, xt::range(first, last), xt::all()));
+    }
+    return;
+  }
   metric_name_ = "BLEU";
   const std::string file = data_file.empty() ? o.valid_file : data_file;
   std::vector<ParallelPair> pairs = read_parallel_tsv(file);
@@ -339,6 +351,13 @@ Tensor<float> HeadLabTask::batch_loss(std::size_t i) {
     return cross_entropy(reshape(logits, {-1, V}), b.target_out, 0);
   }
   const IndexArray& seq = batches_.at(i);
+  if (o.task == Task::recall) {  // the answers at the query positions, the sequence itself the input
+    model_.lm->eval();
+    const Tensor<float> logits = model_.lm->forward(seq, nullptr);  // (B, 2n+1, V)
+    IndexArray targets = recall_targets_.at(i);
+    targets.reshape({targets.size()});
+    return cross_entropy(reshape(logits, {-1, std::ptrdiff_t(logits.shape().back())}), targets);
+  }
   const auto L = std::ptrdiff_t(seq.shape()[1]);
   const IndexArray inputs = xt::view(seq, xt::all(), xt::range(0, L - 1));
   IndexArray targets = xt::view(seq, xt::all(), xt::range(1, L));
@@ -373,6 +392,10 @@ HeadLabTask::Score HeadLabTask::evaluate() {
       const InductionScore s = induction_eval(*model_.lm, InductionBatch{batches_[i], blocks_[i]});
       loss_sum += s.loss * n;
       metric_sum += s.repeated_accuracy * n;
+    } else if (o.task == Task::recall) {
+      const RecallScore s = recall_eval(*model_.lm, recall_layout(o), RecallBatch{batches_[i], recall_targets_[i]});
+      loss_sum += s.loss * n;
+      metric_sum += s.answer_accuracy * n;
     } else {
       {
         NoGradGuard no_grad;

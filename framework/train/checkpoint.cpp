@@ -311,7 +311,7 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
                           (subwords ? "lacks" : "holds") + " src_merges/tgt_merges");
     }
     if (out.options.task == Task::lm) out.lm_vocab = saved_lm_vocabulary(file);
-    return out.options.task == Task::induction || out.options.task == Task::lm;
+    return decoder_only_task(out.options.task);
   });
   TransformerConfig config = out.options.task == Task::translate
                                  ? out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size())

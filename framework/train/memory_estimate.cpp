@@ -40,7 +40,8 @@ struct BatchShape {
 BatchShape training_batch(const TrainOptions& o) {
   switch (o.task) {
     case Task::copy: return {double(o.batch), double(o.length), double(o.length)};
-    case Task::induction: return {double(o.batch), 0, double(2 * o.length + 1)};
+    case Task::induction:
+    case Task::recall: return {double(o.batch), 0, double(2 * o.length + 1)};
     case Task::lm: return {double(o.batch), 0, double(o.length)};
     case Task::translate: {  // sentences x longest side <= max_tokens: the worst case is B = max_tokens / max_len
       const double T = double(std::min(o.max_len, o.max_tokens));
@@ -54,14 +55,15 @@ BatchShape training_batch(const TrainOptions& o) {
 BatchShape evaluation_batch(const TrainOptions& o) {
   switch (o.task) {
     case Task::copy: return {double(o.eval_sequences), double(o.length), double(o.length)};
-    case Task::induction: return {double(o.eval_sequences), 0, double(2 * o.length + 1)};
+    case Task::induction:
+    case Task::recall: return {double(o.eval_sequences), 0, double(2 * o.length + 1)};
     case Task::lm: return training_batch(o);  // validation windows go `batch` at a time
     case Task::translate: return training_batch(o);  // validation loss batches have the same budget
   }
   return {};
 }
 
-bool decoder_only(const TrainOptions& o) { return o.task == Task::induction || o.task == Task::lm; }
+bool decoder_only(const TrainOptions& o) { return decoder_only_task(o.task); }
 
 // Parameters of the model the options describe (the same count as Module::parameter_count, to a
 // few biases): attention modules from attention_cost, feed-forward 2 D F + F + D, layer norms 2 D,
@@ -124,6 +126,7 @@ double evaluation_floats(const TrainOptions& o, double tgt_vocab) {
       break;
     case Task::induction:
     case Task::lm:
+    case Task::recall:
       tokens = b.B * b.T;
       attention = 6 * b.B * h * b.T * b.T;
       break;
@@ -157,12 +160,13 @@ std::string MemoryEstimate::describe(std::size_t largest) const {
 }
 
 MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab) {
-  // copy and induction: --vocab; translate and lm: the vocabularies read from their files (lm: at
+  // copy and induction: --vocab; recall: its layout; translate and lm: the vocabularies read from their files (lm: at
   // most 256 characters assumed before the text is read)
-  const bool from_options = o.task == Task::copy || o.task == Task::induction;
+  const bool from_options = o.task == Task::copy || o.task == Task::induction || o.task == Task::recall;
   const std::size_t unread = o.task == Task::lm ? 256 : 4;
-  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab ? src_vocab : unread, 4));
-  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab ? tgt_vocab : unread, 4));
+  const double V = double(o.model_config().tgt_vocab);
+  const double Vs = from_options ? V : double(std::max<std::size_t>(src_vocab ? src_vocab : unread, 4));
+  const double Vt = from_options ? V : double(std::max<std::size_t>(tgt_vocab ? tgt_vocab : unread, 4));
   const double P = parameter_count(o, Vs, Vt);
   const BatchShape b = training_batch(o);
   MemoryEstimate e;
@@ -185,12 +189,13 @@ MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_v
 
 MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab,
                                          double checkpoint_bytes) {
-  // copy and induction: --vocab; translate and lm: the vocabularies read from their files (lm: at
+  // copy and induction: --vocab; recall: its layout; translate and lm: the vocabularies read from their files (lm: at
   // most 256 characters assumed before the text is read)
-  const bool from_options = o.task == Task::copy || o.task == Task::induction;
+  const bool from_options = o.task == Task::copy || o.task == Task::induction || o.task == Task::recall;
   const std::size_t unread = o.task == Task::lm ? 256 : 4;
-  const double Vs = from_options ? double(o.vocab) : double(std::max<std::size_t>(src_vocab ? src_vocab : unread, 4));
-  const double Vt = from_options ? double(o.vocab) : double(std::max<std::size_t>(tgt_vocab ? tgt_vocab : unread, 4));
+  const double V = double(o.model_config().tgt_vocab);
+  const double Vs = from_options ? V : double(std::max<std::size_t>(src_vocab ? src_vocab : unread, 4));
+  const double Vt = from_options ? V : double(std::max<std::size_t>(tgt_vocab ? tgt_vocab : unread, 4));
   MemoryEstimate e;
   const double P = parameter_count(o, Vs, Vt);
   e.items.push_back({"parameters", kFloat * P});

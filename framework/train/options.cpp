@@ -11,6 +11,7 @@
 
 #include "headlab/core/user_input.hpp"
 #include "headlab/data/text.hpp"
+#include "headlab/train/recall_task.hpp"
 
 namespace headlab {
 
@@ -20,19 +21,20 @@ std::string task_name(Task task) {
     case Task::translate: return "translate";
     case Task::induction: return "induction";
     case Task::lm: return "lm";
+    case Task::recall: return "recall";
   }
   return "copy";
 }
 
 const std::vector<Task>& all_tasks() {
-  static const std::vector<Task> tasks = {Task::copy, Task::translate, Task::induction, Task::lm};
+  static const std::vector<Task> tasks = {Task::copy, Task::translate, Task::induction, Task::lm, Task::recall};
   return tasks;
 }
 
 Task parse_task(const std::string& name) {
   for (Task t : all_tasks())
     if (task_name(t) == name) return t;
-  throw ValueError(quote_clipped(name) + " is not a known task (copy, translate, induction, lm)");
+  throw ValueError(quote_clipped(name) + " is not a known task (copy, translate, induction, lm, recall)");
 }
 
 // ---- Values as text: one overload per column type of the table --------------------------------
@@ -115,7 +117,7 @@ template <> OptionKind kind_of<Task>() { return OptionKind::choice; }
 template <> OptionKind kind_of<GateKind>() { return OptionKind::choice; }
 
 std::vector<std::string> choices_of(const std::string& field) {
-  if (field == "task") return {"copy", "translate", "induction", "lm"};
+  if (field == "task") return {"copy", "translate", "induction", "lm", "recall"};
   if (field == "gate") return {"none", "headwise", "elementwise"};
   if (field == "progress") return {"auto", "bar", "lines", "none"};
   if (field == "optimizer") return {"sgd", "adam", "adamw"};
@@ -147,7 +149,7 @@ void validate_translation_tokenizer(const TrainOptions& o) {
 
 std::vector<OptionInfo> make_table() {
   std::vector<OptionInfo> table;
-#define HEADLAB_TABLE_ROW(type, field, flag, copy, translate, induction, lm, stored, tasks, help)                     \
+#define HEADLAB_TABLE_ROW(type, field, flag, copy, translate, induction, lm, recall, stored, tasks, help)                     \
   {                                                                                                              \
     std::vector<std::string> choices = choices_of(#field);                                                       \
     table.push_back(OptionInfo{#field, flag, help, choices.empty() ? kind_of<type>() : OptionKind::choice, stored, \
@@ -182,10 +184,12 @@ const OptionInfo* find_option_by_flag(const std::string& flag) {
 
 TrainOptions TrainOptions::defaults_for(Task task) {
   TrainOptions o;
-#define HEADLAB_TASK_DEFAULT(type, field, flag, for_copy, for_translate, for_induction, for_lm, stored, tasks, help) \
+#define HEADLAB_TASK_DEFAULT(type, field, flag, for_copy, for_translate, for_induction, for_lm, for_recall, stored, tasks, \
+                             help)                                                                                \
   o.field = task == Task::translate   ? type(for_translate)                                                         \
             : task == Task::induction ? type(for_induction)                                                         \
             : task == Task::lm        ? type(for_lm)                                                                \
+            : task == Task::recall    ? type(for_recall)                                                            \
                                       : type(for_copy);
   HEADLAB_TRAIN_OPTIONS(HEADLAB_TASK_DEFAULT)
 #undef HEADLAB_TASK_DEFAULT
@@ -214,15 +218,20 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.src_vocab = src_vocab;
   c.tgt_vocab = tgt_vocab;
   c.max_len = task == Task::translate ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
-  if (task == Task::induction || task == Task::lm) {  // a decoder-only model: `layers` causal layers
+  if (decoder_only_task(task)) {  // a decoder-only model: `layers` causal layers
     c.encoder_layers = 0;
     c.attention_only = attention_only;
-    c.max_len = task == Task::induction ? 2 * length + 1 : length;  // induction: 2 T + 1 positions
+    c.max_len = task == Task::lm ? length : 2 * length + 1;  // induction: 2 T + 1 positions; recall: 2 n + 1
   }
   return c;
 }
 
-TransformerConfig TrainOptions::model_config() const { return model_config(vocab, vocab); }
+TransformerConfig TrainOptions::model_config() const {
+  const std::size_t v = task == Task::recall ? recall_layout(*this).vocab() : vocab;
+  return model_config(v, v);
+}
+
+bool decoder_only_task(Task task) { return task == Task::induction || task == Task::lm || task == Task::recall; }
 
 namespace {
 // --optimizer, --schedule and the values they read. A value the chosen optimiser or schedule does
@@ -278,11 +287,11 @@ void validate_optimizer(const TrainOptions& o) {
 // checked here so that the message names the flag (AttentionConfig::validate would name its field).
 void validate_attention_variant(const TrainOptions& o) {
   auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
-  const bool decoder_only = o.task == Task::induction || o.task == Task::lm;
+  const bool decoder_only = decoder_only_task(o.task);
   for (const auto& [field, value] : {std::pair<const char*, std::size_t>{"window", o.window}, {"sinks", o.sinks},
                                      {"latent_dim", o.latent_dim}, {"rope_dim", o.rope_dim}})
     if (value != 0 && !decoder_only)
-      bad(field, "is for tasks induction and lm (decoder-only models); task " + task_name(o.task) +
+      bad(field, "is for tasks induction, lm and recall (decoder-only models); task " + task_name(o.task) +
                      " has an encoder, whose attention is not causal");
   if (o.sinks > 0 && o.window == 0) bad("sinks", "keeps the first positions visible under a sliding window: give --window too");
   if (o.latent_dim > 0 && o.kv_heads != 0 && o.kv_heads != o.heads)
@@ -309,8 +318,8 @@ void TrainOptions::validate() const {
       bad(info.field, e.what());
     }
   }
-  if (attention_only && task != Task::induction && task != Task::lm)
-    bad("attention_only", "is for tasks induction and lm (decoder-only models)");
+  if (attention_only && !decoder_only_task(task))
+    bad("attention_only", "is for tasks induction, lm and recall (decoder-only models)");
   validate_attention_variant(*this);
   if (task == Task::copy) {
     if (vocab < 3) bad("vocab", count(vocab) + " is too small: needs at least 3 ids (<pad>, <s>, one symbol)");
@@ -321,6 +330,8 @@ void TrainOptions::validate() const {
     if (length < 3 || length > 100000)
       bad("length", "must be from 3 to 100000 for task induction (blocks of (T+1)/2 to T tokens, at least 2), got " +
                         count(length));
+  } else if (task == Task::recall) {
+    validate_recall_sizes(keys, values, relations, length);
   } else if (task == Task::lm) {
     if (text_file.empty()) bad("text_file", "task lm needs a text to learn: --text FILE (UTF-8)");
     if (length < 2) bad("length", count(length) + " is too short: a training window needs at least 2 tokens");
@@ -360,12 +371,12 @@ void TrainOptions::validate() const {
     bad("select", "bleu is for task translate; task " + task_name(task) + " has valid_loss" +
                       (task == Task::lm ? "" : " or accuracy"));
   if (select == "accuracy" && task == Task::translate)
-    bad("select", "accuracy is for tasks copy and induction; task translate has valid_loss or bleu");
+    bad("select", "accuracy is for tasks copy, induction and recall; task translate has valid_loss or bleu");
   if (select == "accuracy" && task == Task::lm)
-    bad("select", "accuracy is for tasks copy and induction; task lm has valid_loss");
+    bad("select", "accuracy is for tasks copy, induction and recall; task lm has valid_loss");
   // The vocabularies of translate and lm come from their files: any size checks the model's shapes.
   TransformerConfig c = task == Task::translate || task == Task::lm ? model_config(5, 5) : model_config();
-  if (task == Task::induction || task == Task::lm) c.src_vocab = 1;  // no encoder
+  if (decoder_only_task(task)) c.src_vocab = 1;  // no encoder
   c.validate();
 }
 

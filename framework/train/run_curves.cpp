@@ -36,6 +36,10 @@ std::vector<PanelSpec> panels_of(Task task) {
     case Task::lm:
       panels.push_back({"validation bits per character", true, {{"valid_bits_per_char", "validation bits/char"}}});
       break;
+    case Task::recall:
+      panels.push_back({"held-out accuracy", false,
+                        {{"answer_accuracy", "answers (every value)"}, {"slot_accuracy", "values"}}, {0, 1}});
+      break;
   }
   return panels;
 }
@@ -46,6 +50,7 @@ const char* metric_words(Task task) {
     case Task::copy: return "exact match";
     case Task::induction: return "repeated-half loss";
     case Task::lm: return "bits per character";
+    case Task::recall: return "answer accuracy";
   }
   return "";
 }

@@ -23,6 +23,7 @@ TrainResult train(const TrainOptions& o, std::ostream& log) {
     case Task::translate: return train_translation(o, log);
     case Task::induction: return train_induction(o, log);
     case Task::lm: return train_lm(o, log);
+    case Task::recall: return train_recall(o, log);
   }
   return train_copy(o, log);
 }

@@ -119,7 +119,9 @@ BestSoFar restore_best(const TrainOptions& o, std::ostream& log) {
 
 Selection selection_of(const TrainOptions& o) {
   if (o.select == "bleu") return {"valid_bleu", true};
-  if (o.select == "accuracy") return {o.task == Task::induction ? "repeated_accuracy" : "valid_exact_match", true};
+  if (o.select == "accuracy")
+    return {o.task == Task::induction ? "repeated_accuracy" : o.task == Task::recall ? "answer_accuracy" : "valid_exact_match",
+            true};
   return {"valid_loss", false};
 }
 
@@ -276,6 +278,7 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                             {"best_value", r.best_value}};
   if (o.task == Task::copy) summary["valid_accuracy"] = r.exact_match;
   if (o.task == Task::induction) summary["valid_accuracy"] = r.repeated_accuracy;
+  if (o.task == Task::recall) summary["valid_accuracy"] = r.answer_accuracy;
   for (const auto& [key, value] : extra) summary[key] = value;
   write_file_atomic(run_file(o, "summary.json"), summary.dump(2) + "\n", "train");
 }

@@ -48,7 +48,7 @@ struct StepLoss {
 };
 
 // --select as a metrics row key and a direction: valid_loss -> "valid_loss", lowest; bleu ->
-// "valid_bleu", highest; accuracy -> "valid_exact_match" (copy) or "repeated_accuracy"
+// "valid_bleu", highest; accuracy -> "valid_exact_match" (copy), "answer_accuracy" (recall) or "repeated_accuracy"
 // (induction), highest.
 struct Selection {
   std::string key;

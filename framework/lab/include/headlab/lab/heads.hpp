@@ -119,6 +119,7 @@ class HeadLabTask {
   std::string metric_name_;
   std::vector<IndexArray> batches_;          // copy / induction: rows of sequences
   std::vector<std::vector<std::size_t>> blocks_;  // induction: the block length of each row
+  std::vector<IndexArray> recall_targets_;   // recall: each batch's targets (-100 but at the queries)
   std::vector<EncodedPair> pairs_;           // translate
   std::vector<std::vector<std::size_t>> pair_batches_;
   std::vector<std::string> sources_;

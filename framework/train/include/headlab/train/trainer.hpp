@@ -1,7 +1,8 @@
 // headlab/train/trainer.hpp: `headlab train`: one training loop for every task.
 //
 // train(options) runs the task the options name (copy: headlab/train/copy_task.hpp, translate:
-// headlab/train/translate_task.hpp, induction: headlab/train/induction_task.hpp) through one shared
+// headlab/train/translate_task.hpp, induction: headlab/train/induction_task.hpp, lm: lm_task.hpp,
+// recall: recall_task.hpp) through one shared
 // loop (train/training_loop.hpp), whose step is the same for all of them:
 //   loss = the task's loss on the step's batch (or --grad-accum batches);  backward;  clip by
 //   global norm;  lr = schedule(step);  optimiser step. By default the schedule is Noam's and the
@@ -15,7 +16,7 @@
 // model), metrics.jsonl, checkpoint.safetensors, best.safetensors (the weights of the best evaluation
 // by --select), loss.svg (loss and the task's metric: headlab/train/run_curves.hpp) and, at the
 // end, summary.json: task, steps, train_seconds, valid_loss, valid_accuracy (copy: exact match;
-// induction: repeated-half accuracy), valid_bleu (translate), select, best_step, best_value,
+// induction: repeated-half accuracy; recall: answers with every value right), valid_bleu (translate), select, best_step, best_value,
 // parameters, flops_per_token, interrupted.
 #pragma once
 
@@ -30,6 +31,7 @@
 #include "headlab/train/induction_task.hpp"
 #include "headlab/train/lm_task.hpp"
 #include "headlab/train/options.hpp"
+#include "headlab/train/recall_task.hpp"
 #include "headlab/train/translate_task.hpp"
 
 namespace headlab {
@@ -42,6 +44,8 @@ struct TrainResult {
   // induction: held-out loss over all targets, over the predictable repeated half (r_2..r_T of the
   // second copy) and over the first half, and accuracy on the repeated half (last evaluation).
   double repeated_loss = 0.0, first_half_loss = 0.0, repeated_accuracy = 0.0;
+  // recall: held-out answers with every value right, and the share of values right (last evaluation).
+  double answer_accuracy = 0.0, slot_accuracy = 0.0;
   double seconds = 0.0;        // wall time of this call
   // translate: validation BLEU (x100) and loss of the best evaluation (by --select), test BLEU of its weights.
   double valid_bleu = 0.0, valid_loss = 0.0, test_bleu_greedy = 0.0, test_bleu_beam = 0.0;
