@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -13,6 +15,13 @@
 #include "headlab/core/threads.hpp"
 
 namespace headlab::testing {
+
+// The bytes of a file; std::runtime_error naming it when it cannot be read (the test fails there).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.good()) throw std::runtime_error("cannot read " + path.string());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 // Sets the thread count and the parallel-work threshold (headlab/core/threads.hpp) for one scope,
 // then puts back what was there.

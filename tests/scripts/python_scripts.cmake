@@ -25,3 +25,10 @@ add_test(NAME data.showcase_not_in_corpus
                  --out ${PROJECT_SOURCE_DIR}/datasets/de-en)
 set_tests_properties(data.showcase_not_in_corpus PROPERTIES
                      PASS_REGULAR_EXPRESSION "^showcase.txt: 20 pairs, no German side is one of")
+
+# scripts/update_readme_studies.py on write-ups made by the test: the README's study list in study
+# order, idempotent, and each bad input refused with one line (tests/scripts/update_readme_studies_test.py).
+add_test(NAME scripts.update_readme_studies
+         COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/update_readme_studies_test.py
+                 ${PROJECT_SOURCE_DIR}/scripts/update_readme_studies.py ${CMAKE_CURRENT_BINARY_DIR}/update_readme_studies)
+set_tests_properties(scripts.update_readme_studies PROPERTIES PASS_REGULAR_EXPRESSION "\nall passed\n")

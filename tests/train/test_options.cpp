@@ -149,7 +149,7 @@ TEST_CASE("options table: validate() refuses what would fail later, naming the f
 }
 
 TEST_CASE("options table: --select takes what the task measures, and names the task otherwise") {
-  for (Task task : {Task::copy, Task::translate, Task::induction}) {
+  for (Task task : {Task::copy, Task::translate, Task::induction, Task::recall}) {
     TrainOptions o = TrainOptions::defaults_for(task);
     o.train_file = o.valid_file = "corpus.tsv";  // translate needs them named (never read here)
     CAPTURE(task_name(task));
@@ -161,7 +161,7 @@ TEST_CASE("options table: --select takes what the task measures, and names the t
                                                    " has valid_loss or accuracy"));
     o.select = "accuracy";
     CHECK(why(o) == (task == Task::translate
-                         ? "select: accuracy is for tasks copy and induction; task translate has valid_loss or bleu"
+                         ? "select: accuracy is for tasks copy, induction and recall; task translate has valid_loss or bleu"
                          : "valid"));
     o.select = "perplexity";
     CHECK(why(o) == "select: 'perplexity' is not valid_loss, bleu or accuracy");

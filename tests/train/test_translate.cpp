@@ -21,17 +21,12 @@
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
+using headlab::testing::read_text;
 using headlab::testing::best_file_step;
 using headlab::testing::expected_best_step;
 using headlab::testing::read_summary;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot read ", path.string());
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::string replaced_once(std::string text, const std::string& from, const std::string& to) {
   REQUIRE(text.find(from) != std::string::npos);

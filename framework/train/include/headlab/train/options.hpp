@@ -65,7 +65,7 @@ class OptionError : public ValueError {
     "copy: tokens per sequence, start symbol included; induction: the repeated block T; lm: the context (tokens per training window); recall: the key-value pairs of a sequence (and as many queries)")                              \
   X(std::size_t, keys, "keys", 16, 16, 16, 16, 16, true, kRecall,                                                    \
     "recall: the keys a pair's key is drawn from (each sequence uses --length of them)")                             \
-  X(std::size_t, values, "values", 8, 8, 8, 8, 8, true, kRecall,                                                      \
+  X(std::size_t, values, "values", 16, 16, 16, 16, 16, true, kRecall,                                                      \
     "recall: the values a key can hold")                                                                              \
   X(std::size_t, relations, "relations", 2, 2, 2, 2, 2, true, kRecall,                                                \
     "recall: the keys each query names; its answer is their values, in order (one token of values^relations)")       \
@@ -103,7 +103,7 @@ class OptionError : public ValueError {
     "GNMT length penalty alpha of beam search")                                                                       \
   X(std::size_t, eval_sentences, "eval-sentences", 0, 0, 0, 0, 0, true, kTranslate,                                      \
     "validation sentences decoded for BLEU (0 = all)")                                                                \
-  X(std::size_t, d_model, "d-model", 64, 128, 64, 128, 64, true, kAllTasks,                                               \
+  X(std::size_t, d_model, "d-model", 64, 128, 64, 128, 16, true, kAllTasks,                                               \
     "model width D")                                                                                                  \
   X(std::size_t, heads, "heads", 4, 8, 4, 4, 4, true, kAllTasks,                                                         \
     "attention heads h")                                                                                              \
