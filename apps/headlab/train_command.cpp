@@ -55,6 +55,13 @@ int run_train(const TrainOptions& options, const std::string& config_file) {
     std::cout << "\n";
     return 130;  // the shell's convention for "ended by SIGINT"
   }
+  if (r.diverged) {  // --stop-on-divergence: a result, exit 0 (a sweep counts the run as finished)
+    std::cout << "diverged at step " << r.diverged_step << " (a loss or weight that is not finite) after "
+              << r.steps_done << " finite steps; summary.json records diverged 1";
+    if (!options.run_dir.empty()) std::cout << " in " << options.run_dir;
+    std::cout << "\n";
+    return 0;
+  }
   if (options.task == Task::translate) {
     std::cout << "trained " << r.steps_done << " steps in " << std::fixed << std::setprecision(1) << r.train_seconds
               << " s (" << r.seconds << " s with evaluation); best step " << r.best_step << " by --select "

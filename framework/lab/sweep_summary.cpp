@@ -295,18 +295,21 @@ std::string summary_chart(const SweepSummary& summary, const std::string& x_key,
   }
   options.y_label = metric;
   // Head counts (or any numeric key whose values are powers of two spanning a factor >= 4) on a
-  // log2 axis: 1, 2, 4, 8, 16 evenly spaced, no empty tick at 3.
+  // log2 axis: 1, 2, 4, 8, 16 evenly spaced, no empty tick at 3. Other positive values spanning a
+  // factor >= 10 (learning rates 0.001 .. 0.03) on a log10 axis with 1-2-5 ticks.
   if (numeric) {
     double lo = 0, hi = 0;
-    bool powers_of_two = !x_axis.values.empty();
+    bool powers_of_two = !x_axis.values.empty(), positive = !x_axis.values.empty();
     for (const std::string& v : x_axis.values) {
       const double x = to_number(v);
       int e = 0;
       powers_of_two = powers_of_two && x > 0 && std::frexp(x, &e) == 0.5;
+      positive = positive && x > 0;
       lo = lo == 0 ? x : std::min(lo, x);
       hi = std::max(hi, x);
     }
     options.log2_x = powers_of_two && hi >= 4 * lo;
+    options.log_x = !options.log2_x && positive && hi >= 10 * lo;
   }
   options.series_offset = series.size() > 1 ? 5 : 0;  // points of several series at one x side by side
   return svg_line_chart(series, options);

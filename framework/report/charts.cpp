@@ -225,7 +225,7 @@ struct PlotArea {
 // legend in the corner where it hides the least. The x axis is given (shared by the panels of a figure).
 void draw_panel(std::ostringstream& svg, const ChartPanel& panel, const Axis& xaxis, const PlotArea& area,
                 const std::string& x_label, double x_label_y, const ChartOptions& options) {
-  const bool log_x = options.log2_x;
+  const bool log_x = options.log2_x || options.log_x;
   Range range = range_of(panel.series, panel.log_y, log_x);
   const bool no_data = range.empty();
   if (!no_data && !panel.log_y)
@@ -408,12 +408,14 @@ std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartO
   // The x axis all panels share: the range of every drawable point.
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
   for (const ChartPanel& panel : panels) {
-    const Range r = range_of(panel.series, panel.log_y, options.log2_x);
+    const Range r = range_of(panel.series, panel.log_y, options.log2_x || options.log_x);
     xmin = std::min(xmin, r.xmin);
     xmax = std::max(xmax, r.xmax);
   }
   if (!(xmin <= xmax)) xmin = 0, xmax = 1;
-  const Axis xaxis = options.log2_x ? (xmin > 0 ? log2_axis(xmin, xmax) : log2_axis(1, 2)) : linear_axis(xmin, xmax);
+  const Axis xaxis = options.log2_x  ? (xmin > 0 ? log2_axis(xmin, xmax) : log2_axis(1, 2))
+                     : options.log_x ? (xmin > 0 ? log_axis(xmin, xmax) : log_axis(1, 10))
+                                     : linear_axis(xmin, xmax);
 
   // Layout: panel p fills rows [p H, (p + 1) H) of the figure; the title sits above the first, the
   // x label under the last.
@@ -427,13 +429,14 @@ std::string svg_chart_panels(const std::vector<ChartPanel>& panels, const ChartO
     for (std::size_t k = 0; k < panels[p].series.size(); ++k) {
       const ChartSeries& s = panels[p].series[k];
       std::size_t skipped = 0;
-      for (std::size_t i = 0; i < s.x.size(); ++i) skipped += !drawable(s, i, panels[p].log_y, options.log2_x);
+      for (std::size_t i = 0; i < s.x.size(); ++i)
+        skipped += !drawable(s, i, panels[p].log_y, options.log2_x || options.log_x);
       if (skipped == 0) continue;
       const std::string which = (n > 1 ? "panel " + std::to_string(p) + " " : "") + "series " + std::to_string(k);
       svg << "<!-- " << comment_safe(which + " \"" + xml_escape(s.name) + "\": " + std::to_string(skipped) + " of " +
                                      std::to_string(s.x.size()) + " points skipped (NaN or infinite" +
                                      (panels[p].log_y ? ", or y <= 0 on the log axis" : "") +
-                                     (options.log2_x ? ", or x <= 0 on the log2 axis)" : ")"))
+                                     (options.log2_x ? ", or x <= 0 on the log2 axis)" : options.log_x ? ", or x <= 0 on the log x axis)" : ")"))
           << " -->\n";
     }
   svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";

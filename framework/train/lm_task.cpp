@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <iomanip>
+#include <limits>
 
 #include <xtensor/xview.hpp>
 
@@ -89,13 +90,24 @@ LmData load_lm_data(const TrainOptions& o, const LmVocabulary* saved) {
   return d;
 }
 
-LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                 std::size_t max_windows, std::size_t batch, double chars_per_token) {
-  if (context < 1 || batch < 1) throw ValueError("lm_score: context and batch must be >= 1");
+namespace {
+// The starts of the validation windows: every `context` ids, each window context + 1 ids long, at
+// most max_windows of them. ValueError (naming `what`) when there is none or a size is 0.
+std::vector<std::size_t> window_starts(const std::vector<std::int64_t>& ids, std::size_t context,
+                                       std::size_t max_windows, std::size_t batch, const char* what) {
+  if (context < 1 || batch < 1) throw ValueError(std::string(what) + ": context and batch must be >= 1");
   std::vector<std::size_t> starts;
   for (std::size_t s = 0; s + context + 1 <= ids.size() && starts.size() < max_windows; s += context) starts.push_back(s);
   if (starts.empty())
-    throw ValueError("lm_score: " + std::to_string(ids.size()) + " ids hold no window of " + std::to_string(context + 1));
+    throw ValueError(std::string(what) + ": " + std::to_string(ids.size()) + " ids hold no window of " +
+                     std::to_string(context + 1));
+  return starts;
+}
+}  // namespace
+
+LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
+                 std::size_t max_windows, std::size_t batch, double chars_per_token) {
+  const std::vector<std::size_t> starts = window_starts(ids, context, max_windows, batch, "lm_score");
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -120,6 +132,34 @@ LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& i
   s.loss = total / double(count);
   s.bits_per_char = s.loss / std::log(2.0) / chars_per_token;
   return s;
+}
+
+double lm_sink_mass(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
+                    std::size_t max_windows, std::size_t batch) {
+  const std::vector<std::size_t> starts = window_starts(ids, context, max_windows, batch, "lm_sink_mass");
+  NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  for (std::size_t l = 0; l < model.layers(); ++l) model.layer(l).self_attn.set_taps(true);
+  double sum = 0;  // of A[b, h, i, 0] over windows b, heads h, queries i >= 1, every layer
+  std::size_t count = 0;
+  for (std::size_t first = 0; first < starts.size(); first += batch) {
+    const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(first),
+                                         starts.begin() + std::ptrdiff_t(std::min(starts.size(), first + batch)));
+    const IndexArray w = windows(ids, chunk, context);  // (b, T): the windows' inputs
+    (void)model.forward(w, nullptr);
+    for (std::size_t l = 0; l < model.layers(); ++l) {
+      const Array<float>& a = model.layer(l).self_attn.last_taps().weights.value();  // (b, h, T, T)
+      const std::size_t B = a.shape()[0], H = a.shape()[1], L = a.shape()[2];
+      for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+          for (std::size_t i = 1; i < L; ++i) sum += double(a(b, h, i, 0));  // query i's weight on key 0
+      count += B * H * (L - 1);
+    }
+  }
+  for (std::size_t l = 0; l < model.layers(); ++l) model.layer(l).self_attn.set_taps(false);
+  model.train(was_training);
+  return count ? sum / double(count) : std::numeric_limits<double>::quiet_NaN();
 }
 
 namespace {
@@ -176,9 +216,13 @@ class LmTask : public detail::TrainingTask {
     }
     if (o_.run_dir.empty()) return;
     result.seconds = state.seconds();
-    detail::write_summary(o_, result, model_.parameter_count(), decoder_only_flops_per_token(model_.config(), o_.length),
-                          {{"valid_bits_per_char", result.valid_bits_per_char}});
+    // The first-token sink of the final weights, on the validation windows (lm_task.hpp).
+    const double sink = lm_sink_mass(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch);
+    detail::write_summary(o_, result, model_.parameter_count(), flops_per_token(),
+                          {{"valid_bits_per_char", result.valid_bits_per_char}, {"sink_mass", sink}});
   }
+
+  double flops_per_token() const override { return decoder_only_flops_per_token(model_.config(), o_.length); }
 
  private:
   // A resumed run keeps the vocabulary of its checkpoint (the ids the model learnt).

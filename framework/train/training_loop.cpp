@@ -13,6 +13,7 @@
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/threads.hpp"
 #include "headlab/ops/ops.hpp"
+#include "headlab/train/loss_spikes.hpp"
 #include "headlab/train/run_curves.hpp"
 #include "headlab/train/run_dir.hpp"
 
@@ -41,19 +42,22 @@ std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size
 // step * N), each forward and backward at once so that only one batch's graph is alive. The
 // gradient is that of the mean over all their target tokens, as one N-times-larger batch would give:
 //   loss = sum_k tokens_k * loss_k / sum_k tokens_k        (loss_k: the mean over batch k's tokens)
-// A loss that is not finite is a NumericalError naming the step, before any backward.
+// A loss that is not finite is a NumericalError naming the step, before any backward; with
+// --stop-on-divergence it is returned with finite = false instead.
 StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::size_t step, Generator& data_rng,
                                Generator& dropout_rng) {
-  auto check_finite = [&](double value) {
-    if (!std::isfinite(value)) {
-      throw NumericalError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
-                           "; the last checkpoint (if any) is kept; rerun with --detect-anomaly to find the op that "
-                           "first made a NaN or an infinity");
-    }
+  auto finite = [&](double value) {
+    if (std::isfinite(value)) return true;
+    if (o.stop_on_divergence) return false;
+    throw NumericalError("train: the loss became " + std::to_string(value) + " at step " + std::to_string(step) +
+                         "; the last checkpoint (if any) is kept; rerun with --detect-anomaly to find the op that "
+                         "first made a NaN or an infinity (or --stop-on-divergence to record it as a result)");
   };
+  StepLoss diverged;
+  diverged.finite = false;
   if (o.grad_accum == 1) {  // the plain step: backward of the batch's own mean
     StepLoss batch = task.step_loss(step, data_rng, dropout_rng);
-    check_finite(batch.loss.item());
+    if (!finite(batch.loss.item())) return diverged;
     batch.loss.backward();
     return batch;
   }
@@ -62,7 +66,7 @@ StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::s
   for (std::size_t k = 0; k < o.grad_accum; ++k) {
     const StepLoss batch = task.step_loss((step - 1) * o.grad_accum + k + 1, data_rng, dropout_rng);
     const double value = batch.loss.item();
-    check_finite(value);
+    if (!finite(value)) return diverged;
     mul_scalar(batch.loss, static_cast<float>(batch.tokens)).backward();  // gradients add up across batches
     weighted_sum += value * double(batch.tokens);
     tokens += batch.tokens;
@@ -77,6 +81,14 @@ StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::s
   total.loss = Tensor<float>(Array<float>(tokens ? weighted_sum / double(tokens) : 0.0), false);
   total.tokens = tokens;
   return total;
+}
+
+// Whether every weight of the model is finite (--stop-on-divergence checks after each update).
+bool finite_weights(const Module<float>& model) {
+  for (const Tensor<float>& p : model.parameters())
+    for (const float v : p.value())
+      if (!std::isfinite(v)) return false;
+  return true;
 }
 
 // An ostream that drops everything: evaluation lines under --progress none.
@@ -185,10 +197,19 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     // One update: the step's loss and gradients, clipping by global norm, lr(step), the optimiser.
     optimizer.zero_grad();
     const StepLoss step = accumulated_step_loss(task, o, st.step + 1, data_rng, dropout_rng);
+    if (!step.finite) {  // --stop-on-divergence: this step's loss is not finite; the weights are the last step's
+      state.diverged_step = st.step + 1;
+      break;
+    }
     const double loss_value = step.loss.item();
     if (o.clip_norm > 0) clip_grad_norm(optimizer.params(), o.clip_norm);
     optimizer.set_lr(schedule->lr(st.step + 1));
     optimizer.step();
+    if (o.stop_on_divergence && !finite_weights(model)) {  // the update itself broke the weights
+      state.diverged_step = st.step + 1;
+      state.weights_finite = false;
+      break;
+    }
     ++st.step;
     st.losses.push_back(loss_value);
     state.lr = optimizer.lr();
@@ -228,9 +249,11 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     if (state.evaluated_last && task.should_stop(state, result)) break;
   }
   if (progress) progress->finish();
+  const bool diverged = state.diverged_step != 0;
   if (!ckpt.empty()) {
     if (metrics) metrics->sync();
-    save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
+    // A diverged run keeps the checkpoint of its last finite step, never non-finite weights.
+    if (state.weights_finite) save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
     const std::vector<MetricRow> rows = read_metrics(run_file(o, "metrics.jsonl"));
     write_file_atomic(run_file(o, "loss.svg"), run_curves(rows, o.task).svg, "train");
   }
@@ -242,7 +265,14 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     result.best_step = state.best.step;
     result.best_value = state.best.row.number(selection.key);
   }
+  result.diverged = diverged;
+  result.diverged_step = state.diverged_step;
   result.seconds = state.seconds();
+  if (diverged) {  // no scores for weights that broke down: the summary alone
+    result.valid_loss = std::numeric_limits<double>::quiet_NaN();
+    write_summary(o, result, model.parameter_count(), task.flops_per_token());
+    return result;
+  }
   task.finish(state, result, eval_log);
   result.seconds = state.seconds();
   return result;
@@ -279,6 +309,13 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
   if (o.task == Task::copy) summary["valid_accuracy"] = r.exact_match;
   if (o.task == Task::induction) summary["valid_accuracy"] = r.repeated_accuracy;
   if (o.task == Task::recall) summary["valid_accuracy"] = r.answer_accuracy;
+  // Loss spikes over the whole run (headlab/train/loss_spikes.hpp), divergence as a number (1/0)
+  // so that `headlab ablate` averages it into the share of runs that diverged.
+  const LossSpikes spikes = loss_spikes(r.losses);
+  summary["loss_spikes"] = spikes.count;
+  summary["max_loss_jump"] = spikes.max_jump;
+  summary["diverged"] = r.diverged ? 1 : 0;
+  if (r.diverged) summary["diverged_step"] = r.diverged_step;
   for (const auto& [key, value] : extra) summary[key] = value;
   write_file_atomic(run_file(o, "summary.json"), summary.dump(2) + "\n", "train");
 }

@@ -18,6 +18,15 @@
 //   save the checkpoint; loss.svg (headlab/train/run_curves.hpp, from metrics.jsonl);
 //   task.finish (final scores, summary.json, its files)
 //
+// Divergence. A step whose loss is NaN or infinite throws NumericalError (naming the step) before
+// any backward. With --stop-on-divergence it ends the run instead, as a result: the loop also
+// checks the weights after every update, stops at the first step that made either non-finite
+// (LoopState::diverged_step), saves the checkpoint of the step before when its weights are finite
+// (never a non-finite one), skips evaluation and task.finish, and writes summary.json itself
+// (diverged 1, diverged_step, valid_loss null). Every summary.json also counts the run's loss
+// spikes (headlab/train/loss_spikes.hpp: steps whose loss is more than 0.5 nats above the mean of
+// the 20 before) and its largest such jump.
+//
 // On --resume the best so far comes back from best.safetensors (its step and metrics row), so a
 // resumed run keeps the best of the whole run, not of its second part.
 //
@@ -25,6 +34,7 @@
 #pragma once
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -41,10 +51,12 @@
 
 namespace headlab::detail {
 
-// The loss of one training step and the target tokens it covers (for tokens/s).
+// The loss of one training step and the target tokens it covers (for tokens/s). finite = false:
+// with --stop-on-divergence, a batch's loss was NaN or infinite (no backward ran for it).
 struct StepLoss {
   Tensor<float> loss;
   std::size_t tokens = 0;
+  bool finite = true;
 };
 
 // --select as a metrics row key and a direction: valid_loss -> "valid_loss", lowest; bleu ->
@@ -75,6 +87,10 @@ struct LoopState {
   std::vector<double> step_seconds;  // each step's time (this call)
   bool interrupted = false;     // a stop request ended the run
   bool evaluated_last = false;  // the last step ran an evaluation
+  // --stop-on-divergence: the step whose loss or update was not finite (0: none), and whether the
+  // weights are still finite (a non-finite loss: yes, they are those of the step before).
+  std::size_t diverged_step = 0;
+  bool weights_finite = true;
   BestSoFar best;               // by --select, over the whole run (restored on --resume)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   double seconds() const {  // wall time since the run started (this call)
@@ -103,6 +119,9 @@ class TrainingTask {
   virtual std::map<std::string, std::string> starting_files() const { return {}; }
   // After the loop and the last save: final scores and the task's files in the run directory.
   virtual void finish(const LoopState& state, TrainResult& result, std::ostream& log) = 0;
+  // Forward FLOPs per target token, for the summary.json of a run that diverged (which the loop
+  // writes itself instead of calling finish: its weights are not scored). NaN (null): not given.
+  virtual double flops_per_token() const { return std::numeric_limits<double>::quiet_NaN(); }
 };
 
 // Runs `task` as the options say. data_rng and dropout_rng are the run's generators (seed + 1,

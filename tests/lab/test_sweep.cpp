@@ -364,6 +364,23 @@ TEST_CASE("sweep: the chart of head counts has a log2 axis with ticks at 1, 2, 4
   CHECK(count(summary_chart(summarize_sweep(plan), "heads", "valid_loss"), ">1.2</text>") == 1);
 }
 
+TEST_CASE("sweep: the chart of learning rates spanning a factor 30 has a log10 axis with 1-2-5 ticks") {
+  TempDir dir;
+  const SweepPlan plan = plan_sweep(spec_of({"lr=0.001,0.003,0.01,0.03"}, {1}), dir.path);
+  for (const SweepRun& run : plan.runs) write_file(plan.run_dir(run) / "summary.json", R"({"valid_loss": 2})");
+  const std::string svg = summary_chart(summarize_sweep(plan), "lr", "valid_loss");
+  // Ticks 0.001, 0.002, 0.005, 0.01, 0.02, 0.05 (1-2-5 over the decades); a linear axis from 0 to
+  // 0.03 would have 0.005, 0.01, ... 0.03 and squeeze 0.001 and 0.003 against its left end.
+  for (const char* tick : {">0.001</text>", ">0.002</text>", ">0.01</text>", ">0.02</text>"}) CHECK(count(svg, tick) == 1);
+  for (const char* tick : {">0.015</text>", ">0.025</text>", ">0.03</text>"}) CHECK(count(svg, tick) == 0);
+  // lr=0.01,0.02 (a factor 2) stays linear.
+  TempDir two;
+  const SweepPlan close = plan_sweep(spec_of({"lr=0.01,0.02"}, {1}), two.path);
+  for (const SweepRun& run : close.runs) write_file(close.run_dir(run) / "summary.json", R"({"valid_loss": 2})");
+  const std::string linear = summary_chart(summarize_sweep(close), "lr", "valid_loss");
+  CHECK(count(linear, ">0.012</text>") + count(linear, ">0.015</text>") == 1);  // a tick between the two
+}
+
 TEST_CASE("sweep: summary.csv has the grid keys, n, and mean and std per metric") {
   TempDir dir;
   const SweepSummary summary = summarize_sweep(synthetic_sweep(dir.path));

@@ -7,9 +7,12 @@
 #include <limits>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "headlab/core/anomaly.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/train/trainer.hpp"
+#include "read_bytes.hpp"
 #include "tiny_train_run.hpp"
 
 using namespace headlab;
@@ -109,5 +112,54 @@ TEST_CASE("a non-finite loss stops training with a NumericalError that names the
   const LoadedModel last_good = load_trained_model((dir / "checkpoint.safetensors").string());
   CHECK(last_good.step >= 1);
   CHECK(msg.find("at step " + std::to_string(last_good.step + 1) + ";") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--stop-on-divergence: a non-finite loss ends the run as a result, with summary.json and a finite checkpoint") {
+  const fs::path dir = fs::temp_directory_path() / "headlab_test_diverged";
+  fs::remove_all(dir);
+  std::ostringstream log;
+  TrainOptions o = tiny_copy_run(dir, 20);
+  o.lr_factor = 1e30;  // as above: the weights blow up within a few steps
+  o.clip_norm = 0;
+  o.save_every = 1;
+  o.stop_on_divergence = true;
+  TrainResult r;
+  REQUIRE_NOTHROW(r = train(o, log));
+  CHECK(r.diverged);
+  CHECK(!r.interrupted);
+  CHECK(r.diverged_step == r.steps_done + 1);  // the steps before it are the run
+  CHECK(r.steps_done < 20);
+  CHECK(r.losses.size() == r.steps_done);
+  CHECK(std::isnan(r.valid_loss));
+  // summary.json: diverged 1 (a number, for the sweep), the step, a null validation loss.
+  const nlohmann::json summary = nlohmann::json::parse(headlab::testing::read_bytes(dir / "summary.json"));
+  CHECK(summary.at("diverged") == 1);
+  CHECK(summary.at("diverged_step") == r.diverged_step);
+  CHECK(summary.at("valid_loss").is_null());
+  CHECK(summary.at("interrupted") == false);
+  CHECK(summary.contains("loss_spikes"));
+  // The checkpoint is the last finite step's, with finite weights only.
+  const LoadedModel last = load_trained_model((dir / "checkpoint.safetensors").string());
+  CHECK(last.step == r.steps_done);
+  for (const Tensor<float>& p : last.model->parameters())
+    for (const float v : p.value()) REQUIRE(std::isfinite(v));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--stop-on-divergence is not part of the run: a healthy run is unchanged and says diverged 0") {
+  const fs::path dir = fs::temp_directory_path() / "headlab_test_not_diverged";
+  fs::remove_all(dir);
+  std::ostringstream log;
+  const TrainResult plain = train(tiny_copy_run(dir / "plain", 6), log);
+  TrainOptions o = tiny_copy_run(dir / "flag", 6);
+  o.stop_on_divergence = true;
+  const TrainResult flagged = train(o, log);
+  CHECK(!flagged.diverged);
+  CHECK(flagged.losses == plain.losses);
+  const nlohmann::json summary = nlohmann::json::parse(headlab::testing::read_bytes(dir / "flag" / "summary.json"));
+  CHECK(summary.at("diverged") == 0);
+  CHECK(!summary.contains("diverged_step"));
+  CHECK(o.to_text() == tiny_copy_run(dir / "flag", 6).to_text());  // not stored: not in the checkpoint's options
   fs::remove_all(dir);
 }

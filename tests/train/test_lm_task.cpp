@@ -7,6 +7,7 @@
 
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/threads.hpp"
+#include "headlab/lab/heads.hpp"
 #include "headlab/train/trainer.hpp"
 #include "read_bytes.hpp"
 #include "test_support.hpp"
@@ -57,6 +58,10 @@ TEST_CASE("lm task: a small model learns the King James text (validation below 2
   const std::string summary = headlab::testing::read_bytes(d.path / "summary.json");
   CHECK(summary.find("\"valid_bits_per_char\"") != std::string::npos);
   CHECK(summary.find("\"task\": \"lm\"") != std::string::npos);
+  // The first-token sink of the final weights, and the run's loss spikes and divergence (none).
+  CHECK(summary.find("\"sink_mass\": 0.") != std::string::npos);
+  CHECK(summary.find("\"loss_spikes\": ") != std::string::npos);
+  CHECK(summary.find("\"diverged\": 0") != std::string::npos);
   // The checkpoint loads back as a decoder-only model with its characters.
   const LoadedModel m = load_trained_model((d.path / "checkpoint.safetensors").string());
   REQUIRE(m.lm != nullptr);
@@ -228,4 +233,66 @@ TEST_CASE("lm task: the same seed and thread count give the same losses bit for 
     CHECK(losses[3][i] == losses[2][i]);  // two threads, twice
     CHECK(losses[2][i] == doctest::Approx(losses[0][i]).epsilon(1e-4));  // 1 vs 2: the same model to rounding
   }
+}
+
+namespace {
+// A decoder-only lm of 2 layers, 2 heads, d_model 8 over `vocab` ids, its context `length`.
+DecoderOnlyLM<float> tiny_lm(std::size_t vocab, std::size_t length, GateKind gate, std::uint64_t seed) {
+  TrainOptions o = TrainOptions::defaults_for(Task::lm);
+  o.d_model = 8;
+  o.heads = 2;
+  o.ff_dim = 16;
+  o.layers = 2;
+  o.length = length;
+  o.gate = gate;
+  TransformerConfig c = o.model_config(vocab, vocab);
+  c.src_vocab = 1;
+  Generator gen(seed);
+  return DecoderOnlyLM<float>(c, gen);
+}
+std::vector<std::int64_t> some_ids(std::size_t n, std::size_t vocab) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t i = 0; i < n; ++i) ids.push_back(std::int64_t(4 + (7 * i + i / 3) % (vocab - 4)));
+  return ids;
+}
+}  // namespace
+
+TEST_CASE("lm sink mass: with zero queries and keys every query attends uniformly, so the sink is mean_i 1/(i+1)") {
+  for (GateKind gate : {GateKind::none, GateKind::elementwise}) {  // a gate scales outputs, not weights
+    DecoderOnlyLM<float> m = tiny_lm(12, 5, gate, 3);
+    // in_proj_weight (3D, D) = [W_q; W_k; W_v]: rows 0 .. 2D - 1 (and their biases) to 0, so every
+    // score is 0 and query i's softmax over its i + 1 keys is 1 / (i + 1) each.
+    for (auto& [name, p] : m.named_parameters()) {
+      if (name.find("self_attn.in_proj_") == std::string::npos) continue;
+      const std::size_t qk = 2 * 8 * (p.dim() == 2 ? 8 : 1);
+      for (std::size_t i = 0; i < qk; ++i) p.mutable_value().data()[i] = 0.0f;
+    }
+    const double expected = (1.0 / 2 + 1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 4;  // queries 1..4 of L = 5
+    CHECK(lm_sink_mass(m, some_ids(40, 12), 5, 3, 2) == doctest::Approx(expected).epsilon(1e-6));
+    CHECK(m.is_training());  // the mode is given back
+  }
+}
+
+TEST_CASE("lm sink mass: equals the mean over layers and heads of the per-head sink mass headlab heads reports") {
+  DecoderOnlyLM<float> m = tiny_lm(12, 6, GateKind::headwise, 5);
+  const std::vector<std::int64_t> ids = some_ids(50, 12);
+  const double sink = lm_sink_mass(m, ids, 6, 4, 4);
+  // The same 4 windows (starts 0, 6, 12, 18; their first 6 ids) through the model with taps on.
+  IndexArray w = IndexArray::from_shape({4, 6});
+  for (std::size_t b = 0; b < 4; ++b)
+    for (std::size_t t = 0; t < 6; ++t) w(b, t) = ids[6 * b + t];
+  double sum = 0;
+  std::size_t heads = 0;
+  {
+    NoGradGuard no_grad;
+    m.eval();
+    for (std::size_t l = 0; l < m.layers(); ++l) m.layer(l).self_attn.set_taps(true);
+    (void)m.forward(w, nullptr);
+    for (std::size_t l = 0; l < m.layers(); ++l)
+      for (double s : sink_mass(m.layer(l).self_attn.last_taps().weights.value())) sum += s, ++heads;
+  }
+  REQUIRE(heads == 4);
+  CHECK(sink == doctest::Approx(sum / double(heads)).epsilon(1e-9));
+  CHECK(sink > 0.0);
+  CHECK(sink < 1.0);
 }

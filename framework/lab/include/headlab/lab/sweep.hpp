@@ -207,7 +207,8 @@ std::string default_x_key(const std::vector<GridAxis>& grid);
 // series per combination of the other keys ("gate=headwise"), y = the mean of
 // `metric`, error bars = its std, the series 5 pixels apart. A numeric key whose values are
 // powers of two spanning a factor >= 4 (heads=1,2,4,8) gets a log2 x axis with ticks at those
-// powers only. ValueError if `x_key` is not a grid key.
+// powers only; other positive values spanning a factor >= 10 (lr=0.001,...,0.03) get a log10 x
+// axis with 1-2-5 ticks. ValueError if `x_key` is not a grid key.
 std::string summary_chart(const SweepSummary& summary, const std::string& x_key, const std::string& metric);
 
 // Writes out_dir/summary.csv, summary.md and chart.svg (IOError if one cannot be written).

@@ -38,6 +38,9 @@ struct ChartOptions {
   // A log2 x axis (head counts 1, 2, 4, 8, 16) with ticks at the powers of two in the data's range
   // only; points with x <= 0 cannot be drawn and are skipped.
   bool log2_x = false;
+  // A log10 x axis (learning rates 0.001 .. 0.03) with ticks at 1, 2 and 5 times powers of ten, as
+  // log_y's; points with x <= 0 are skipped. log2_x wins when both are set.
+  bool log_x = false;
   // Series k is drawn shifted right by (k - (n - 1) / 2) x series_offset pixels, so that points
   // and error bars of several series at the same x do not hide each other (0: no shift).
   double series_offset = 0;

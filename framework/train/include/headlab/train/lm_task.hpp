@@ -48,6 +48,17 @@ struct LmScore {
 LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
                  std::size_t max_windows, std::size_t batch, double chars_per_token = 1.0);
 
+// The first-token attention sink (Xiao et al. 2023, StreamingLLM) of a decoder-only model on the
+// windows lm_score reads (their first `context` ids as inputs, at most `max_windows`):
+//   sink_mass = mean over windows b, layers l, heads h and queries i = 1 .. L-1 of A_lh[b, i, 0]
+// (query 0 sees only position 0 and is left out). A model that attends uniformly gives
+// mean_i 1 / (i + 1); one that parks its attention on the first position gives about 1. Eval
+// mode, no graph; the layers' taps are read and switched off again. At the end of an lm run it
+// goes into summary.json as "sink_mass" (`headlab heads` reports the same score per head, on its
+// repeated-token probe). ValueError as lm_score.
+double lm_sink_mass(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
+                    std::size_t max_windows, std::size_t batch);
+
 TrainResult train_lm(const TrainOptions& options, std::ostream& log);
 
 }  // namespace headlab

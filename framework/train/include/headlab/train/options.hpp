@@ -189,6 +189,8 @@ class OptionError : public ValueError {
     "replace the run in RUN_DIR (removes only the files train writes there)")                                         \
   X(std::string, progress, "progress", "auto", "auto", "auto", "auto", "auto", false, kAllTasks,                              \
     "progress output: auto, bar, lines or none")                                                                      \
+  X(bool, stop_on_divergence, "stop-on-divergence", false, false, false, false, false, false, kAllTasks,                   \
+    "a non-finite loss or weight ends the run as a result (summary.json: diverged 1, diverged_step; exit 0) instead of an error") \
   X(bool, detect_anomaly, "detect-anomaly", false, false, false, false, false, false, kAllTasks,                             \
     "check every op for NaN/inf and name the first that makes one (slow; for debugging)")                             \
   X(std::string, max_memory, "max-memory", "", "", "", "", "", false, kAllTasks,                                          \

@@ -17,7 +17,15 @@
 // by --select), loss.svg (loss and the task's metric: headlab/train/run_curves.hpp) and, at the
 // end, summary.json: task, steps, train_seconds, valid_loss, valid_accuracy (copy: exact match;
 // induction: repeated-half accuracy; recall: answers with every value right), valid_bleu (translate), select, best_step, best_value,
-// parameters, flops_per_token, interrupted.
+// parameters, flops_per_token, interrupted, diverged (1 or 0, a number for `headlab ablate`; with
+// diverged_step when 1), loss_spikes and max_loss_jump (headlab/train/loss_spikes.hpp) and, for
+// lm, sink_mass (lm_task.hpp).
+//
+// A loss that is not finite ends the run with a NumericalError naming the step, unless
+// --stop-on-divergence: then the run stops there as a result. Its summary.json says diverged 1,
+// diverged_step, valid_loss null (its weights are not scored); the checkpoint is that of the last
+// step before, whose weights are finite (with non-finite weights none is written and the one from
+// --save-every, if any, stays); `headlab train` prints one line and exits 0.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +64,10 @@ struct TrainResult {
   std::size_t best_step = 0;
   double best_value = 0.0;
   bool interrupted = false;    // stopped early by request_stop() (SIGINT/SIGTERM in the CLI)
+  // --stop-on-divergence: the run stopped because step `diverged_step` made a non-finite loss (in
+  // its forward) or non-finite weights (its update); steps_done is the last step before it.
+  bool diverged = false;
+  std::size_t diverged_step = 0;
 };
 
 // Stop requests. The training loops check after every step: when one is pending,
