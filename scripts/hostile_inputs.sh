@@ -180,7 +180,7 @@ check lm_min_freq_for_chars 2 "--min-freq: is for --tokenizer word" -- "$hl" tra
 check lm_sinks_without_window 2 "--sinks: keeps the first positions visible" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --sinks 2
 check lm_rope_dim_without_latent 2 "--rope-dim: is the rotary key of latent K/V" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --rope-dim 4
 check lm_latent_with_gqa 2 "--kv-heads: latent K/V" -- "$hl" train --task lm --text "$tmp/lm_short.txt" --latent-dim 16 --kv-heads 2
-check window_for_copy 2 "--window is for --task induction or --task lm" -- "$hl" train --task copy --window 4
+check window_for_copy 2 "--window is for --task induction, --task lm or --task recall" -- "$hl" train --task copy --window 4
 check length_penalty_nan 2 "--length-penalty" -- "$hl" train --task translate --length-penalty nan \
   --train "$tmp/train.tsv" --valid "$tmp/valid.tsv"
 check induction_length_2 2 "--length" -- "$hl" train --task induction --length 2 --steps 300

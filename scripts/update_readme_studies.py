@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Rewrites the README's study summary from the write-ups in docs/studies/.
 
-    /usr/bin/python3 scripts/update_readme_studies.py [--readme README.md] [--studies docs/studies]
+    /usr/bin/python3 scripts/update_readme_studies.py [--readme README.md] [--studies docs/studies] [--check]
 
 Each write-up docs/studies/<name>.md starts with a title line "# Study N: ..." and holds its
 verdict between the lines
@@ -14,7 +14,8 @@ The README's block between "<!-- studies:begin" and "<!-- studies:end -->" becom
 write-up, in study order: the title linked to the write-up, then its verdict. Everything else in
 the README stays as it is; a run that would change nothing leaves the file untouched. A write-up
 without a title or without its markers, or a README without its markers, is refused with one line
-naming the file (exit 1).
+naming the file (exit 1). --check writes nothing and exits 1 when the README's list is out of date
+(the test suite runs it on the repository's README).
 """
 import argparse
 import os
@@ -71,6 +72,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--readme", default=os.path.join(here, "README.md"))
     ap.add_argument("--studies", default=os.path.join(here, "docs", "studies"))
+    ap.add_argument("--check", action="store_true", help="exit 1 if the README's list is out of date; write nothing")
     a = ap.parse_args()
     try:
         with open(a.readme, encoding="utf-8") as f:
@@ -86,6 +88,10 @@ def main():
     if new == readme:
         print(f"{a.readme}: the study summary is up to date")
         return 0
+    if a.check:
+        print(f"update_readme_studies: {a.readme}: the study summary is out of date; run scripts/update_readme_studies.py",
+              file=sys.stderr)
+        return 1
     tmp = a.readme + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(new)

@@ -87,7 +87,7 @@ void check_output(const std::string& path, const char* flag, bool overwrite) {
 CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
   auto* explore = app.add_subcommand("explore", "the head explorer: one self-contained HTML page of a checkpoint's "
                                                 "attention patterns, head scores and its run's curves");
-  explore->add_option("--checkpoint", o.checkpoint, "a checkpoint of the copy, translate, induction or lm task")->required();
+  explore->add_option("--checkpoint", o.checkpoint, "a checkpoint of the copy, translate, induction, lm or recall task")->required();
   explore->add_option("--out", o.out, "the HTML file to write")->required();
   explore->add_option("--input", o.input, "input of the attention patterns: token ids \"1 4 2 9\"; translate: a "
                                           "source sentence; lm: a text (default: the first probe sequence)");

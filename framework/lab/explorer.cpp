@@ -21,6 +21,7 @@ std::string token_text(const LoadedModel& m, std::int64_t id, bool source) {
   static const char* const specials[] = {"<pad>", "<s>", "</s>", "<unk>"};
   if (m.options.task == Task::translate) return (source ? m.src_vocab : m.tgt_vocab).token(id);
   if (m.options.task == Task::lm) return m.lm_vocab.token(id);
+  if (m.options.task == Task::recall) return recall_layout(m.options).token_text(id);  // "k3=v5", "?k3,k7"
   return id < 2 ? specials[id] : std::to_string(id);  // copy / induction: 0 <pad>, 1 <s>, symbols from 2
 }
 

@@ -57,6 +57,24 @@ std::vector<std::size_t> RecallLayout::answer_values(std::int64_t id) const {
   return out;
 }
 
+std::string RecallLayout::token_text(std::int64_t id) const {
+  if (id == 0) return "<pad>";
+  if (id == 1) return "<s>";
+  if (id < 0 || id >= std::int64_t(vocab())) return "#" + std::to_string(id);
+  std::size_t index = std::size_t(id - 2);
+  if (index < keys * values) return "k" + std::to_string(index / values) + "=v" + std::to_string(index % values);
+  index -= keys * values;
+  const bool query = index < query_count();
+  if (!query) index -= query_count();
+  const std::size_t base = query ? keys : values;
+  std::string text;
+  for (std::size_t i = 0; i < relations; ++i) {
+    text = (query ? "k" : "v") + std::to_string(index % base) + (i ? "," : "") + text;
+    index /= base;
+  }
+  return (query ? "?" : "=") + text;
+}
+
 void validate_recall_sizes(std::size_t keys, std::size_t values, std::size_t relations, std::size_t pairs) {
   auto bad = [](const char* field, const std::string& why) { throw OptionError(field, why); };
   if (relations < 1) bad("relations", "must be >= 1 (the keys a query names)");

@@ -39,7 +39,7 @@ expect_exit(cli.eval_translate_sequences_exits_2 2 "--sequences is not read for 
             ${HL} eval --checkpoint ${EVAL_BEST} --data ${TOY}/toy_valid.tsv --sequences 5)
 expect_exit(cli.eval_length_penalty_greedy_exits_2 2 "--length-penalty is not read .*it is for beam search"
             ${HL} eval --checkpoint ${EVAL_BEST} --data ${TOY}/toy_valid.tsv --length-penalty 1.0)
-expect_exit(cli.eval_copy_with_data_exits_2 2 "--data is not read for [^\n]*, a 'copy' checkpoint: copy and induction"
+expect_exit(cli.eval_copy_with_data_exits_2 2 "--data is not read for [^\n]*, a 'copy' checkpoint: copy, induction and recall"
             ${HL} eval --checkpoint ${EVAL_COPY} --data ${TOY}/toy_valid.tsv)
 expect_exit(cli.eval_copy_with_beam_exits_2 2 "--beam is not read for [^\n]*, a 'copy' checkpoint"
             ${HL} eval --checkpoint ${EVAL_COPY} --beam 2)

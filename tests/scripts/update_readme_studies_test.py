@@ -96,5 +96,13 @@ def readme_without_markers():
 
 
 readme_without_markers()
+
+write(readme, "# Top\n<!-- studies:begin -->\nstale\n<!-- studies:end -->\n")
+p = subprocess.run([sys.executable, script, "--readme", readme, "--studies", studies, "--check"], capture_output=True, text=True)
+check("--check on a stale README: exit 1, nothing written", p.returncode == 1 and "out of date" in p.stderr and "stale" in read(readme),
+      p.stderr)
+write(readme, expected)
+p = subprocess.run([sys.executable, script, "--readme", readme, "--studies", studies, "--check"], capture_output=True, text=True)
+check("--check on a current README: exit 0", p.returncode == 0, p.stderr)
 print("all passed" if not failures else f"{len(failures)} failed")
 sys.exit(1 if failures else 0)

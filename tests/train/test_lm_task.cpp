@@ -181,7 +181,7 @@ TEST_CASE("lm task: window, sinks, latent-dim and rope-dim refused where they ca
   CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("kv_heads: latent K/V"), OptionError);
   TrainOptions copy = TrainOptions::defaults_for(Task::copy);
   copy.window = 4;
-  CHECK_THROWS_WITH_AS(copy.validate(), doctest::Contains("window: is for tasks induction and lm"), OptionError);
+  CHECK_THROWS_WITH_AS(copy.validate(), doctest::Contains("window: is for tasks induction, lm and recall"), OptionError);
 }
 
 TEST_CASE("lm task: --tokenizer word trains on words, scores bits per character and saves its words") {

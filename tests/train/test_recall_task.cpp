@@ -55,6 +55,11 @@ TEST_CASE("recall layout: pairs, queries and answers take disjoint id ranges tha
   CHECK(*ids.begin() == 2);
   CHECK(*ids.rbegin() == std::int64_t(layout.vocab()) - 1);
   CHECK(layout.answer_values(layout.pair_token(0, 0)).empty());  // not an answer token
+  CHECK(layout.token_text(layout.pair_token(4, 2)) == "k4=v2");
+  CHECK(layout.token_text(layout.query_token({3, 1})) == "?k3,k1");
+  CHECK(layout.token_text(layout.answer_token({2, 0})) == "=v2,v0");
+  CHECK(layout.token_text(1) == "<s>");
+  CHECK(layout.token_text(std::int64_t(layout.vocab())) == "#" + std::to_string(layout.vocab()));
   CHECK(layout.answer_values(std::int64_t(layout.vocab())).empty());
 }
 
@@ -169,7 +174,7 @@ TEST_CASE("recall_eval: the loss is the cross-entropy at the query positions, ac
   CHECK(s.answer_accuracy == doctest::Approx(double(right) / double(answers)));
 }
 
-TEST_CASE("recall task: two heads learn the tiny task; the summary and the resume are the shared loop's") {
+TEST_CASE("recall task: two heads learn the tiny task, and the summary and the resume are the shared loop's") {
   TempDir dir("recall");
   TrainOptions o = tiny_recall_run(300);
   o.run_dir = dir.path.string();

@@ -1,5 +1,5 @@
 // headlab/train/recall_task.hpp: multi-query associative recall with several keys per query, a task
-// where the number of heads provably matters (after Arora et al. 2023, "Zoology").
+// built so that the number of heads matters (after Arora et al. 2023, "Zoology").
 //
 // A sequence is n key-value pairs, then n queries (n = --length):
 //
@@ -11,16 +11,18 @@
 // - its answer is the values of those keys, in the same order, as one token of V^r (the target at
 //   the query's own position; nothing else is a target).
 //
-// Why one head cannot do it (r = 2). The layer's output at a query is x_q + sum_j p_j W_OV x_j:
-// one softmax mixes the value vectors of the positions it looks at. To answer (v_a, v_b) it must
-// look at both key a and key b, and the answer's logits (a linear read-out) then see
-// p_a W_OV x_(a,v_a) + p_b W_OV x_(b,v_b): the same mixture for the query (a, b) as for (b, a),
-// up to the weights p_a, p_b. Read-out that tells "v_a first" from "v_b first" needs p_a != p_b,
-// and the weaker of the two is then drowned by the stronger. Two heads keep the two look-ups apart:
-// head 1 attends to key a and writes v_a into its own subspace, head 2 the same for key b.
-// The other wall is rank (Bhojanapalli et al. 2020): a head's scores q.k live in d_k = D / h
-// dimensions; at d_k = 1 a head's weights are monotone in a scalar key, so it can only single out
-// the key with the largest or smallest projection, never an arbitrary one.
+// What one head has to do (r = 2). The layer's output at a query is x_q + sum_j p_j W_OV x_j: one
+// softmax mixes the value vectors of the positions it looks at. To answer (v_a, v_b) it must look
+// at key a and key b at once, and the answer's logits (a linear read-out after the final norm)
+// then see p_a W_OV x_(a,v_a) + p_b W_OV x_(b,v_b). With p_a = p_b that mixture is the same for
+// the query (a, b) as for (b, a), so the order of the answer is lost ("averaging inhibits this",
+// Vaswani et al.); one head can only keep it by weighting the two keys unequally and reading the
+// values back from their magnitudes, which takes precision its d_k dimensions may not have. Two
+// heads keep the look-ups apart: head 1 attends to key a and writes v_a into its own subspace,
+// head 2 the same for key b. The other wall is rank (Bhojanapalli et al. 2020): a head's scores
+// q.k live in d_k = D / h dimensions; at d_k = 1 a head's weights are monotone in a scalar key, so
+// it can only single out the key with the largest or smallest projection, never an arbitrary one.
+// docs/studies/head-count-recall.md measures both walls.
 //
 // One step:  logits = model(seq)                       (B, 2n+1, vocab), causal
 //            loss = cross_entropy(logits, answers)      targets -100 except at the n queries
@@ -29,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "headlab/core/random.hpp"
@@ -52,6 +55,9 @@ struct RecallLayout {
   std::int64_t answer_token(const std::vector<std::size_t>& values) const;  // r values, first most significant
   // The r values an answer token stands for; empty when `id` is not an answer token.
   std::vector<std::size_t> answer_values(std::int64_t id) const;
+  // A token as a reader sees it: "k3=v5" (a pair), "?k3,k7" (a query), "=v5,v1" (an answer),
+  // "<pad>", "<s>"; "#id" outside the vocabulary.
+  std::string token_text(std::int64_t id) const;
 };
 RecallLayout recall_layout(const TrainOptions& options);
 // ValueError naming the option when K, V, r and n do not make a task: K >= n >= r >= 1, V >= 2,
