@@ -349,7 +349,8 @@ int emit_jobs(const AblateOptions& o, const SweepPlan& plan, const std::vector<s
   std::vector<std::string> commands;
   for (std::size_t i : todo) {
     const SweepRun& run = plan.runs[i];
-    commands.push_back(job_command(exe, plan, run, run_state(plan.run_dir(run)) == RunState::Resumable));
+    commands.push_back(
+        job_command(exe, plan, run, run_state(plan.run_dir(run)) == RunState::Resumable, o.job_threads));
   }
   // Checked above; now the directories of runs that started and left nothing to resume go.
   for (std::size_t i : todo)

@@ -39,6 +39,8 @@ struct AblateOptions {
   std::string x_key;                     // the chart's x (a grid key); "" = headlab::default_x_key
   std::string emit_jobs;                 // write the commands of the unfinished runs here instead of running them
   std::string emit_slurm;                // write them as a SLURM array script here instead of running them
+  int job_threads = 0;                   // --threads given to headlab: every emitted command gets it;
+                                         // 0 = not given (each run uses its machine's default)
   // --collect [D...]: only summarise DIR (its sweep.json says what the runs are), from DIR/runs
   // or from the directories given. Empty = not given; {""} = given without directories.
   std::vector<std::string> collect;

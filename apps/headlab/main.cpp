@@ -239,7 +239,10 @@ int main(int argc, char** argv) {
     if (*tokenize) return headlab::cli::run_tokenize(tokenize_options);
     if (*translate) return headlab::cli::run_translate(translate_options);
     if (*curves) return headlab::cli::run_curves(curves_options);
-    if (*ablate) return headlab::cli::run_ablate(ablate_options);
+    if (*ablate) {
+      ablate_options.job_threads = thread_count;  // 0: not given ($HEADLAB_THREADS travels as the environment)
+      return headlab::cli::run_ablate(ablate_options);
+    }
     if (*course) return headlab::cli::run_course(*course, course_options);
     if (*explore) {
       try {

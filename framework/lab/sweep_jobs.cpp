@@ -52,13 +52,16 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume) {
+std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume,
+                        int threads) {
   const fs::path dir = plan.run_dir(run);
   const std::string whose = "run " + run.name;
   check_job_word(whose, executable);
   check_job_word(whose, dir.string());
   for (const std::string& a : run.train_args) check_job_word(whose, a);
-  std::string line = "mkdir -p " + shell_quote(dir.string()) + " && " + shell_quote(executable) + " train";
+  std::string line = "mkdir -p " + shell_quote(dir.string()) + " && " + shell_quote(executable);
+  if (threads > 0) line += " --threads " + std::to_string(threads);
+  line += " train";
   for (const std::string& a : run.train_args) line += " " + shell_quote(a);
   if (resume) line += " --resume";
   line += (resume ? " >> " : " > ") + shell_quote((dir / "log.txt").string()) + " 2>&1";

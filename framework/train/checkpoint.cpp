@@ -317,7 +317,6 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
                                  ? out.options.model_config(out.src_vocab.size(), out.tgt_vocab.size())
                              : out.options.task == Task::lm ? out.options.model_config(out.lm_vocab.size(), out.lm_vocab.size())
                                                             : out.options.model_config();
-  if (decoder_only) config.src_vocab = 1;  // no encoder
   as_format_error(file.source, [&] { config.validate(); });
   check_model_fits_checkpoint(config, file, decoder_only);
   check_model_memory(out, file, memory_limit);  // before any tensor of the model is allocated

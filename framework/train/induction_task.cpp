@@ -97,7 +97,7 @@ namespace {
 class InductionTask : public detail::TrainingTask {
  public:
   InductionTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
-      : o_(o), model_(decoder_config(o), init_rng), held_out_(held_out_induction_sequences(o, o.eval_sequences)) {
+      : o_(o), model_(o.model_config(), init_rng), held_out_(held_out_induction_sequences(o, o.eval_sequences)) {
     detail::xavier_matrices(model_, init_rng);
     log << "induction task: vocab " << o.vocab << ", block " << o.length << " (sequences of " << 2 * o.length + 1
         << "), decoder-only d_model " << o.d_model << ", heads " << o.heads << ", " << o.layers << " layers"
@@ -142,11 +142,6 @@ class InductionTask : public detail::TrainingTask {
   }
 
  private:
-  static TransformerConfig decoder_config(const TrainOptions& o) {
-    TransformerConfig config = o.model_config();
-    config.src_vocab = 1;  // no encoder
-    return config;
-  }
   const TrainOptions& o_;
   DecoderOnlyLM<float> model_;
   const InductionBatch held_out_;

@@ -167,7 +167,7 @@ namespace {
 class LmTask : public detail::TrainingTask {
  public:
   LmTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
-      : o_(o), data_(load_data(o)), model_(decoder_config(o, data_.vocab.size()), init_rng) {
+      : o_(o), data_(load_data(o)), model_(o.model_config(data_.vocab.size(), data_.vocab.size()), init_rng) {
     detail::xavier_matrices(model_, init_rng);
     log << "lm task: " << o.text_file << ", " << o.tokenizer << " tokens: " << data_.train.size() << " training and "
         << data_.valid.size() << " validation tokens (" << (o.valid_file.empty() ? "the end of the text" : o.valid_file)
@@ -231,11 +231,6 @@ class LmTask : public detail::TrainingTask {
     const TensorFile file = load_checkpoint_file(detail::run_file(o, "checkpoint.safetensors"));
     const LmVocabulary saved = saved_lm_vocabulary(file);
     return load_lm_data(o, &saved);
-  }
-  static TransformerConfig decoder_config(const TrainOptions& o, std::size_t vocab) {
-    TransformerConfig config = o.model_config(vocab, vocab);
-    config.src_vocab = 1;  // no encoder
-    return config;
   }
   const TrainOptions& o_;
   LmData data_;

@@ -220,6 +220,7 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.max_len = task == Task::translate ? std::max<std::size_t>(max_len, 2) : std::max<std::size_t>(length, 1);
   if (decoder_only_task(task)) {  // a decoder-only model: `layers` causal layers
     c.encoder_layers = 0;
+    c.src_vocab = 1;  // no encoder
     c.attention_only = attention_only;
     c.max_len = task == Task::lm ? length : 2 * length + 1;  // induction: 2 T + 1 positions; recall: 2 n + 1
   }
@@ -376,7 +377,6 @@ void TrainOptions::validate() const {
     bad("select", "accuracy is for tasks copy, induction and recall; task lm has valid_loss");
   // The vocabularies of translate and lm come from their files: any size checks the model's shapes.
   TransformerConfig c = task == Task::translate || task == Task::lm ? model_config(5, 5) : model_config();
-  if (decoder_only_task(task)) c.src_vocab = 1;  // no encoder
   c.validate();
 }
 

@@ -178,7 +178,7 @@ namespace {
 class RecallTask : public detail::TrainingTask {
  public:
   RecallTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
-      : o_(o), layout_(recall_layout(o)), model_(decoder_config(o), init_rng),
+      : o_(o), layout_(recall_layout(o)), model_(o.model_config(), init_rng),
         held_out_(held_out_recall_sequences(o, o.eval_sequences)) {
     detail::xavier_matrices(model_, init_rng);
     log << "recall task: " << o.length << " pairs of " << o.keys << " keys x " << o.values << " values, queries of "
@@ -222,11 +222,6 @@ class RecallTask : public detail::TrainingTask {
   }
 
  private:
-  static TransformerConfig decoder_config(const TrainOptions& o) {
-    TransformerConfig config = o.model_config();
-    config.src_vocab = 1;  // no encoder
-    return config;
-  }
   const TrainOptions& o_;
   const RecallLayout layout_;
   DecoderOnlyLM<float> model_;

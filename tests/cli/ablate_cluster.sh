@@ -87,6 +87,11 @@ slurm)
   grep -qx "#SBATCH --output=$work/plain/slurm/%A_%a.out" "$work/plain.sbatch" || fail "no --output in the sweep directory"
   grep -qx "#SBATCH --array=0-3" "$work/plain.sbatch" || fail "no --array=0-3 without -j"
   [ -d "$work/plain/slurm" ] || fail "$work/plain/slurm was not made (sbatch does not make it)"
+  # Without --threads each task uses its machine's default ($HEADLAB_THREADS, set above, is the
+  # environment's, which sbatch passes on); with --threads every task gets that count.
+  if grep -q -- ' --threads ' "$work/plain.sbatch"; then fail "a --threads that was not given"; fi
+  expect 0 "wrote a SLURM array of 4 tasks" "$hl" --threads 3 ablate --out "$work/threads" "${grid[@]}" --emit-slurm "$work/threads.sbatch" -- "${train[@]}"
+  [ "$(grep -c -- ' --threads 3 train ' "$work/threads.sbatch")" -eq 4 ] || fail "not 4 tasks with --threads 3 train"
   # The jobs file of another such sweep, one line at a time as GNU parallel runs it ($SHELL -c LINE).
   expect 0 "wrote 4 jobs" "$hl" ablate --out "$w/lines" "${grid[@]}" --emit-jobs "$w/lines.txt" -- "${train[@]}"
   if command -v parallel > /dev/null; then

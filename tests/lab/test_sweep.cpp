@@ -462,4 +462,7 @@ TEST_CASE("sweep: job commands quote their arguments for the shell") {
                     run_dir + " --progress none > " + run_dir + "/log.txt 2>&1");
   const std::string resume = job_command("/opt/headlab", plan, plan.runs[0], true);
   CHECK(resume.find(" --progress none --resume >> ") != std::string::npos);
+  // A thread count goes before the command, as `headlab --threads N train` takes it.
+  const std::string threaded = job_command("/opt/headlab", plan, plan.runs[0], false, 4);
+  CHECK(threaded.find(" && /opt/headlab --threads 4 train --train ") != std::string::npos);
 }

@@ -17,7 +17,6 @@ inline LoadedModel untrained_model(const TrainOptions& o, std::uint64_t seed) {
   Generator gen(seed);
   if (o.task == Task::induction) {
     TransformerConfig c = o.model_config();
-    c.src_vocab = 1;
     m.lm = std::make_unique<DecoderOnlyLM<float>>(c, gen);
     m.lm->eval();
   } else {

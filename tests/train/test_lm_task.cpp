@@ -246,7 +246,6 @@ DecoderOnlyLM<float> tiny_lm(std::size_t vocab, std::size_t length, GateKind gat
   o.length = length;
   o.gate = gate;
   TransformerConfig c = o.model_config(vocab, vocab);
-  c.src_vocab = 1;
   Generator gen(seed);
   return DecoderOnlyLM<float>(c, gen);
 }

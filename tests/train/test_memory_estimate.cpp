@@ -31,7 +31,6 @@ TEST_CASE("memory estimate: parameters as the model counts them, Adam twice that
     double parameters = 0;
     if (task == Task::induction) {
       TransformerConfig c = o.model_config();
-      c.src_vocab = 1;
       parameters = double(DecoderOnlyLM<float>(c, gen).parameter_count());
     } else {
       const TransformerConfig c = task == Task::translate ? o.model_config(V, V) : o.model_config();
@@ -108,7 +107,6 @@ TEST_CASE("memory estimate: latent K/V (MLA) and a sliding window in a decoder-o
   o.validate();
   const MemoryEstimate e = estimate_training_memory(o, 64, 64);
   TransformerConfig c = o.model_config();
-  c.src_vocab = 1;
   Generator gen(1);
   const DecoderOnlyLM<float> lm(c, gen);
   CHECK(lm.config().attention.latent_dim == 16);

@@ -148,7 +148,6 @@ TEST_CASE("recall_eval: the loss is the cross-entropy at the query positions, ac
   TrainOptions o = tiny_recall_run(1);
   Generator init(3), data(4);
   TransformerConfig c = o.model_config();
-  c.src_vocab = 1;
   DecoderOnlyLM<float> model(c, init);
   const RecallLayout layout = recall_layout(o);
   const RecallBatch batch = recall_batch(data, layout, 16, o.length);

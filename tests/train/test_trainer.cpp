@@ -122,6 +122,20 @@ TEST_CASE("trainer: options survive to_text / from_text, and bad text names the 
                        ValueError);
 }
 
+TEST_CASE("trainer: model_config gives decoder-only tasks no encoder, and encoder-decoder tasks theirs") {
+  for (const Task task : {Task::induction, Task::lm, Task::recall}) {
+    const TransformerConfig c = TrainOptions::defaults_for(task).model_config(9, 9);
+    CHECK_MESSAGE(c.src_vocab == 1, task_name(task));
+    CHECK_MESSAGE(c.encoder_layers == 0, task_name(task));
+    CHECK_MESSAGE(c.tgt_vocab == 9, task_name(task));
+  }
+  for (const Task task : {Task::copy, Task::translate}) {
+    const TransformerConfig c = TrainOptions::defaults_for(task).model_config(7, 9);
+    CHECK_MESSAGE(c.src_vocab == 7, task_name(task));
+    CHECK_MESSAGE(c.encoder_layers > 0, task_name(task));
+  }
+}
+
 TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and N more (bit for bit)") {
   TempDir a("straight"), b("resumed");
   std::ostringstream log;

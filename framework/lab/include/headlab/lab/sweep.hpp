@@ -226,11 +226,13 @@ void write_sweep_outputs(const std::filesystem::path& out_dir, const SweepSummar
 // bash, sh or GNU parallel, which hands each line to the shell as it is.)
 std::string shell_quote(const std::string& word);
 // One line for bash, GNU parallel or a SLURM array, for one run:
-//   mkdir -p RUN_DIR && EXE train ARGS... > RUN_DIR/log.txt 2>&1
-// (`resume`: --resume appended and the log appended to, >>).
+//   mkdir -p RUN_DIR && EXE [--threads N] train ARGS... > RUN_DIR/log.txt 2>&1
+// (`resume`: --resume appended and the log appended to, >>; `threads` > 0: --threads N, so that the
+// run on another machine uses the thread count of the sweep, and the same seed gives the same numbers).
 // ValueError naming the run when a word (the executable, the run directory, a flag after `--`)
 // holds a control character: a line break would split the command over two lines of the file.
-std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume);
+std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume,
+                        int threads = 0);
 
 // A bash script for `sbatch`: a SLURM job array of one task per command, task i running
 // commands[i] (the lines of job_command), chosen by $SLURM_ARRAY_TASK_ID in a case statement:
