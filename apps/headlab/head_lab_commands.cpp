@@ -16,6 +16,7 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/user_input.hpp"
+#include "headlab/lab/head_survival.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/report/report.hpp"
 #include "headlab/data/text.hpp"
@@ -40,8 +41,8 @@ const std::vector<std::string> kHeadsFiles = {"heads.csv",
                                               "heatmap_previous_token.svg",
                                               "heatmap_induction.svg",
                                               "heatmap_gate_mean.svg"};
-const std::vector<std::string> kPruneFiles = {"importance.csv", "importance.svg", "prune.csv",
-                                              "prune.md",       "prune.svg",      "prune_loss.svg"};
+const std::vector<std::string> kPruneFiles = {"importance.csv", "importance.svg", "prune.csv",    "prune.md",
+                                              "prune.svg",      "prune_loss.svg", "survivors.csv", "survivors.md"};
 
 RunDirSpec output_spec(const char* command, const std::vector<std::string>& files, bool overwrite) {
   RunDirSpec spec;
@@ -225,6 +226,61 @@ void write_attention_maps(LoadedModel& m, const HeadsOptions& o, const MapInput&
   write_file_atomic(path, svg_attention_grid(panels, grid), "heads");
 }
 
+// survivors.csv (every head: its importance, when the importance order removed it, whether it
+// survives the tolerance, its role scores) and survivors.md (the survivors, and the mean scores of
+// survivors against pruned heads). The role scores are `headlab heads`'s defaults: 64 probe
+// sequences, the model's block, seed 1.
+void write_survivors(LoadedModel& m, const std::vector<AttentionSite>& sites, const std::vector<PruneStep>& ranked,
+                     double tolerance, const std::string& tol, const HeadImportance& imp, const fs::path& dir) {
+  const HeadsOptions defaults;
+  const std::vector<HeadRoles> roles =
+      head_roles(m, repeated_tokens_probe(m, defaults.probe_sequences, defaults.block, defaults.seed));
+  const std::vector<HeadFate> fates = head_fates(sites, ranked, tolerance, imp, roles);
+  std::ostringstream csv;
+  csv << "site,kind,layer,head,importance,removal_rank,removed_at,survives,entropy,sink_mass,previous_token,induction,"
+         "gate_mean\n";
+  for (const HeadFate& f : fates)
+    csv << f.site << "," << f.roles.kind << "," << f.roles.layer << "," << f.head << "," << fixed(f.importance, 6) << ","
+        << f.removal_rank << "," << f.removed_at << "," << (f.survives ? 1 : 0) << "," << fixed(f.roles.entropy, 6) << ","
+        << fixed(f.roles.sink_mass, 6) << "," << fixed(f.roles.previous_token, 6) << "," << fixed(f.roles.induction, 6)
+        << "," << fixed(f.roles.gate_mean, 6) << "\n";
+  write_file_atomic(dir / "survivors.csv", csv.str(), "prune");
+
+  const bool gated = m.options.gate != GateKind::none;
+  std::vector<std::string> columns = {"module", "head", "importance", "removal rank", "entropy", "sink", "prev-token",
+                                      "induction"};
+  if (gated) columns.push_back("gate");
+  TextTable kept(columns), means({"heads", "count", "importance", "entropy", "sink", "prev-token", "induction"});
+  std::size_t survivors = 0;
+  double sum[2][5] = {};  // [pruned, survives][importance, entropy, sink, prev, induction]
+  std::size_t count[2] = {};
+  for (const HeadFate& f : fates) {
+    const double v[5] = {f.importance, f.roles.entropy, f.roles.sink_mass, f.roles.previous_token, f.roles.induction};
+    for (int k = 0; k < 5; ++k) sum[f.survives][k] += v[k];
+    ++count[f.survives];
+    if (!f.survives) continue;
+    ++survivors;
+    std::vector<std::string> row = {f.site, std::to_string(f.head), fixed(f.importance), std::to_string(f.removal_rank),
+                                    fixed(f.roles.entropy, 2), fixed(f.roles.sink_mass, 2), fixed(f.roles.previous_token, 2),
+                                    fixed(f.roles.induction, 2)};
+    if (gated) row.push_back(fixed(f.roles.gate_mean, 3));
+    kept.add_row(row);
+  }
+  for (int group : {1, 0}) {
+    if (count[group] == 0) continue;
+    std::vector<std::string> row = {group ? "survivors" : "pruned", std::to_string(count[group])};
+    for (int k = 0; k < 5; ++k) row.push_back(fixed(sum[group][k] / double(count[group]), k == 0 ? 3 : 2));
+    means.add_row(row);
+  }
+  std::ostringstream md;
+  md << "Heads that survive pruning by importance while the metric stays within " << tol << " of the full model's: "
+     << survivors << " of " << fates.size() << ". Removal rank 1 is the first head pruned; role scores on "
+     << defaults.probe_sequences << " repeated random blocks (as `headlab heads`).\n\n"
+     << kept.markdown() << "\nMean scores, survivors against the heads pruned before the metric fell:\n\n"
+     << means.markdown();
+  write_file_atomic(dir / "survivors.md", md.str(), "prune");
+}
+
 }  // namespace
 
 int run_heads(const HeadsOptions& o) {
@@ -355,15 +411,14 @@ int run_prune(const PruneOptions& o) {
   TextTable table({"heads pruned", "fraction", metric + " (importance)", metric + " (" + over + ")", "loss (importance)",
                    "loss (" + over + ")"});
   const double tolerance = bleu ? 1.0 : 0.01;  // 1 BLEU point, or 1% accuracy
-  std::size_t last_within = 0;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PruneStep& a = ranked[i];
     csv_row("importance", a);
     for (std::size_t k = 0; k < random.size(); ++k) csv_row("random-" + std::to_string(k + 1), random[k][i]);
     table.add_row({std::to_string(a.pruned), fixed(a.fraction, 2), fixed(a.metric, digits),
                    mean_sd(random_stats(i, &PruneStep::metric)), fixed(a.loss), mean_sd(random_stats(i, &PruneStep::loss))});
-    if (a.metric >= ranked.front().metric - tolerance && last_within == i) last_within = i + 1;
   }
+  const std::size_t last_within = steps_within(ranked, tolerance);
   // The verdict in words: how many heads go before the metric falls by more than the tolerance.
   const PruneStep& full = ranked.front();
   const PruneStep& kept = ranked[last_within - 1];
@@ -382,6 +437,17 @@ int run_prune(const PruneOptions& o) {
             << "%) can go with " << metric << " within " << tol << " of the full model's (" << fixed(full.metric, digits)
             << " -> " << fixed(kept.metric, digits) << "); pruning " << ranked[last_within].pruned << " costs more ("
             << fixed(ranked[last_within].metric, digits) << ").";
+  if (!random.empty()) {  // the same count for the baseline: mean ± sd over the random orders
+    std::vector<double> counts;
+    for (const auto& order : random) counts.push_back(double(heads_prunable(order, tolerance)));
+    double mean = 0, squares = 0;
+    for (double c : counts) mean += c / double(counts.size());
+    for (double c : counts) squares += (c - mean) * (c - mean);
+    verdict << " In " << (random.size() == 1 ? "the random order, " + fixed(mean, 0) :
+                          std::to_string(random.size()) + " random orders, " + fixed(mean, 1) +
+                              (random.size() > 1 ? " ± " + fixed(std::sqrt(squares / double(counts.size() - 1)), 1) : ""))
+            << " heads go before it falls by more than " << tol << ".";
+  }
   const std::string text = table.markdown();
   std::cout << text << verdict.str() << "\n";
   write_file_atomic(dir / "prune.csv", csv.str(), "prune");
@@ -412,7 +478,9 @@ int run_prune(const PruneOptions& o) {
   };
   curve(&PruneStep::metric, metric, "prune.svg");
   curve(&PruneStep::loss, "evaluation loss", "prune_loss.svg");
-  std::cout << "wrote prune.csv, prune.md, prune.svg, prune_loss.svg, importance.csv and importance.svg in "
+  write_survivors(m, sites, ranked, tolerance, tol, imp, dir);
+  std::cout << "wrote prune.csv, prune.md, prune.svg, prune_loss.svg, importance.csv, importance.svg, survivors.csv "
+               "and survivors.md in "
             << dir.string() << "\n";
   return 0;
 }

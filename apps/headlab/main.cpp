@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
   headlab::cli::PruneOptions prune_options;
   auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
                                             "random pruning order");
-  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate, induction, lm or recall task")
+  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate, induction or recall task")
       ->required();
   prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
   prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")

@@ -5,9 +5,26 @@
 #include <numeric>
 #include <string>
 
+#include <xtensor/xview.hpp>
+
 #include "headlab/core/errors.hpp"
 
 namespace headlab {
+
+std::vector<RowRange> row_ranges(std::size_t count, std::size_t batch) {
+  if (batch == 0) throw ValueError("row_ranges: batch must be > 0");
+  std::vector<RowRange> ranges;
+  for (std::size_t first = 0; first < count; first += batch) ranges.push_back({first, std::min(count, first + batch)});
+  return ranges;
+}
+
+IndexArray rows_of(const IndexArray& rows, RowRange range) {
+  if (rows.dimension() != 2 || range.first > range.last || range.last > rows.shape()[0])
+    throw ShapeError("rows_of: rows [" + std::to_string(range.first) + ", " + std::to_string(range.last) + ") of a " +
+                     std::to_string(rows.dimension()) + "-d array" +
+                     (rows.dimension() ? " of " + std::to_string(rows.shape()[0]) + " rows" : std::string()));
+  return xt::view(rows, xt::range(std::ptrdiff_t(range.first), std::ptrdiff_t(range.last)), xt::all());
+}
 
 std::vector<std::vector<std::size_t>> token_budget_batches(const std::vector<EncodedPair>& pairs,
                                                            std::size_t max_tokens) {

@@ -299,27 +299,32 @@ HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::s
     : model_(model), sites_(attention_sites(model)) {
   const TrainOptions& o = model.options;
   const std::size_t batch = 64;
-  if (o.task == Task::copy || o.task == Task::induction) {
+  if (o.task != Task::translate) {  // copy, induction, recall: held-out sequences of the run's own seed
     if (sequences == 0) throw ValueError("HeadLabTask: sequences must be > 0");
-    metric_name_ = o.task == Task::copy ? "exact match" : "repeated-half accuracy";
-    InductionBatch all;
-    if (o.task == Task::copy) all.sequences = held_out_sequences(o, sequences);
-    else all = held_out_induction_sequences(o, sequences);
-    for (std::size_t start = 0; start < sequences; start += batch) {
-      const std::size_t stop = std::min(sequences, start + batch);
-      batches_.push_back(xt::view(all.sequences, xt::range(std::ptrdiff_t(start), std::ptrdiff_t(stop)), xt::all()));
-      if (!all.blocks.empty()) blocks_.emplace_back(all.blocks.begin() + std::ptrdiff_t(start), all.blocks.begin() + std::ptrdiff_t(stop));
+    IndexArray all;                   // (sequences, L)
+    std::vector<std::size_t> blocks;  // induction: each row's block
+    IndexArray targets;               // recall: (sequences, L) answers at the queries
+    if (o.task == Task::copy) {
+      metric_name_ = "exact match";
+      all = held_out_sequences(o, sequences);
+    } else if (o.task == Task::induction) {
+      metric_name_ = "repeated-half accuracy";
+      InductionBatch b = held_out_induction_sequences(o, sequences);
+      all = std::move(b.sequences);
+      blocks = std::move(b.blocks);
+    } else if (o.task == Task::recall) {
+      metric_name_ = "answer accuracy";
+      RecallBatch r = held_out_recall_sequences(o, sequences);
+      all = std::move(r.sequences);
+      targets = std::move(r.targets);
+    } else {
+      throw ValueError("pruning measures a copy, translate, induction or recall model; the " + task_name(o.task) +
+                       " task has no pruning metric yet (headlab heads gives its head roles)");
     }
-    return;
-  }
-  if (o.task == Task::recall) {
-    if (sequences == 0) throw ValueError("HeadLabTask: sequences must be > 0");
-    metric_name_ = "answer accuracy";
-    const RecallBatch all = held_out_recall_sequences(o, sequences);
-    for (std::size_t start = 0; start < sequences; start += batch) {
-      const auto first = std::ptrdiff_t(start), last = std::ptrdiff_t(std::min(sequences, start + batch));
-      batches_.push_back(xt::view(all.sequences, xt::range(first, last), xt::all()));
-      recall_targets_.push_back(xt::view(all.targets, xt::range(first, last), xt::all()));
+    for (const RowRange r : row_ranges(sequences, batch)) {
+      batches_.push_back(rows_of(all, r));
+      if (!blocks.empty()) blocks_.emplace_back(blocks.begin() + std::ptrdiff_t(r.first), blocks.begin() + std::ptrdiff_t(r.last));
+      if (o.task == Task::recall) recall_targets_.push_back(rows_of(targets, r));
     }
     return;
   }

@@ -7,6 +7,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "headlab/data/batching.hpp"
 #include "headlab/data/input_file.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/checkpoint.hpp"
@@ -114,9 +115,8 @@ LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& i
   const auto T = static_cast<std::ptrdiff_t>(context);
   double total = 0;
   std::size_t count = 0;
-  for (std::size_t first = 0; first < starts.size(); first += batch) {
-    const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(first),
-                                         starts.begin() + std::ptrdiff_t(std::min(starts.size(), first + batch)));
+  for (const RowRange r : row_ranges(starts.size(), batch)) {
+    const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(r.first), starts.begin() + std::ptrdiff_t(r.last));
     const IndexArray w = windows(ids, chunk, context + 1);  // (b, T + 1)
     const IndexArray inputs = xt::view(w, xt::all(), xt::range(0, T));
     IndexArray targets = xt::view(w, xt::all(), xt::range(1, T + 1));
@@ -143,9 +143,8 @@ double lm_sink_mass(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>
   for (std::size_t l = 0; l < model.layers(); ++l) model.layer(l).self_attn.set_taps(true);
   double sum = 0;  // of A[b, h, i, 0] over windows b, heads h, queries i >= 1, every layer
   std::size_t count = 0;
-  for (std::size_t first = 0; first < starts.size(); first += batch) {
-    const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(first),
-                                         starts.begin() + std::ptrdiff_t(std::min(starts.size(), first + batch)));
+  for (const RowRange r : row_ranges(starts.size(), batch)) {
+    const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(r.first), starts.begin() + std::ptrdiff_t(r.last));
     const IndexArray w = windows(ids, chunk, context);  // (b, T): the windows' inputs
     (void)model.forward(w, nullptr);
     for (std::size_t l = 0; l < model.layers(); ++l) {

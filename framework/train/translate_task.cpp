@@ -22,6 +22,7 @@
 
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/threads.hpp"
+#include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/memory_estimate.hpp"
@@ -275,14 +276,13 @@ std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& mo
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return encoded[a].size() < encoded[b].size(); });
   std::vector<std::vector<std::string>> out(sentences.size());
-  for (std::size_t start = 0; start < order.size(); start += std::max<std::size_t>(chunk, 1)) {
-    const std::size_t end = std::min(order.size(), start + std::max<std::size_t>(chunk, 1));
+  for (const RowRange r : row_ranges(order.size(), std::max<std::size_t>(chunk, 1))) {
     std::vector<std::vector<std::int64_t>> sources;
-    for (std::size_t i = start; i < end; ++i) sources.push_back(encoded[order[i]]);
+    for (std::size_t i = r.first; i < r.last; ++i) sources.push_back(encoded[order[i]]);
     const SourceBatch batch = make_source_batch(sources);
     const std::vector<Hypothesis> hyps =
         options.beam > 1 ? beam_search(model, batch, options) : greedy_translate(model, batch, options);
-    for (std::size_t i = start; i < end; ++i) out[order[i]] = tgt_vocab.decode(hyps[i - start].tokens);
+    for (std::size_t i = r.first; i < r.last; ++i) out[order[i]] = tgt_vocab.decode(hyps[i - r.first].tokens);
   }
   return out;
 }

@@ -53,6 +53,16 @@ prune)
     *) fail "prune.md header '$header'" ;; esac
   ! grep -Eq '^By importance, 0 of' "$dir/prune.md" || fail "a verdict that reads as a contradiction"
   grep -Eq '^(By importance, [1-9][0-9]* of|By importance, all|Pruning even)' "$dir/prune.md" || fail "no verdict line"
+  grep -Eq "In $n random orders, [0-9.]+ ± [0-9.]+ heads go before" "$dir/prune.md" || fail "no count of the random orders"
+  # survivors.csv: one row per head of importance.csv; its survivors are the ones survivors.md counts
+  [ "$(head -1 "$dir/survivors.csv" | cut -d, -f1-8)" = "site,kind,layer,head,importance,removal_rank,removed_at,survives" ] ||
+    fail "survivors.csv header"
+  heads=$(($(wc -l < "$dir/importance.csv") - 1))
+  [ "$(($(wc -l < "$dir/survivors.csv") - 1))" -eq "$heads" ] || fail "survivors.csv has not one row per head ($heads)"
+  kept=$(awk -F, 'NR > 1 && $8 == 1' "$dir/survivors.csv" | wc -l)
+  grep -q ": $kept of $heads\." "$dir/survivors.md" || fail "survivors.md does not count the $kept survivors of survivors.csv"
+  ranks=$(awk -F, 'NR > 1 {print $6}' "$dir/survivors.csv" | sort -n | uniq | wc -l)
+  [ "$ranks" -eq "$heads" ] || fail "removal ranks are not 1..$heads"
   ;;
 *) fail "unknown kind" ;;
 esac

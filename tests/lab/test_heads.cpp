@@ -9,6 +9,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "headlab/lab/head_survival.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/core/random.hpp"
 #include "untrained_model.hpp"
@@ -207,6 +208,67 @@ TEST_CASE("heads: pruning goes from no head to every head, random order is seede
     CHECK(r1[i].pruned == by_importance[i].pruned);
   }
   CHECK_THROWS_AS(prune_heads(task, true, 0.0, 1), ValueError);
+}
+
+TEST_CASE("heads: the heads prunable within a tolerance, and which heads survive it") {
+  LoadedModel m = fresh_model(tiny_copy_options(), 7);
+  std::vector<AttentionSite> sites = attention_sites(m);  // encoder self, decoder self, cross: 2 heads each
+  REQUIRE(sites.size() == 3);
+  auto name = [&](std::size_t s, std::size_t h) { return sites[s].name + "#" + std::to_string(h); };
+  auto step = [](std::size_t pruned, double metric, std::vector<std::string> removed) {
+    PruneStep p;
+    p.pruned = pruned;
+    p.fraction = double(pruned) / 6.0;
+    p.metric = metric;
+    p.removed = std::move(removed);
+    return p;
+  };
+  // Within 0.01 of 0.90 for the first two steps; step 3 recovers, but only the unbroken run counts.
+  const std::vector<PruneStep> order = {step(0, 0.90, {}), step(2, 0.895, {name(2, 1), name(0, 0)}),
+                                        step(3, 0.85, {name(1, 1)}), step(4, 0.90, {name(0, 1)}),
+                                        step(5, 0.20, {name(1, 0)}), step(6, 0.0, {name(2, 0)})};
+  CHECK(steps_within(order, 0.01) == 2);
+  CHECK(heads_prunable(order, 0.01) == 2);
+  CHECK(heads_prunable(order, 0.001) == 0);  // step 1 already falls by 0.005
+  CHECK(heads_prunable(order, 1.0) == 6);
+  CHECK_THROWS_AS(steps_within({}, 0.01), ValueError);
+
+  HeadImportance imp;
+  imp.normalised = {{0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}};
+  std::vector<HeadRoles> roles;
+  for (std::size_t s = 0; s < 3; ++s)
+    for (std::size_t h = 0; h < 2; ++h) {
+      HeadRoles r;
+      r.site = sites[s].name;
+      r.head = h;
+      r.previous_token = 0.1 * double(2 * s + h);
+      roles.push_back(r);
+    }
+  const std::vector<HeadFate> fates = head_fates(sites, order, 0.01, imp, roles);
+  REQUIRE(fates.size() == 6);
+  // Site order, heads within: (0,0) went first in step 1 (rank 2), (2,1) rank 1; the rest survive.
+  const bool survives[] = {false, true, true, true, true, false};
+  const std::size_t rank[] = {2, 4, 5, 3, 6, 1}, removed_at[] = {2, 4, 5, 3, 6, 2};
+  for (std::size_t i = 0; i < 6; ++i) {
+    CAPTURE(i);
+    CHECK(fates[i].site == sites[i / 2].name);
+    CHECK(fates[i].head == i % 2);
+    CHECK(fates[i].survives == survives[i]);
+    CHECK(fates[i].removal_rank == rank[i]);
+    CHECK(fates[i].removed_at == removed_at[i]);
+    CHECK(fates[i].importance == imp.normalised[i / 2][i % 2]);
+    CHECK(fates[i].roles.previous_token == roles[i].previous_token);
+  }
+  // An order that misses a head or removes one twice, or role rows out of order, are refused.
+  std::vector<PruneStep> twice = order;
+  twice.back().removed = {name(0, 0)};
+  CHECK_THROWS_AS(head_fates(sites, twice, 0.01, imp, roles), ValueError);
+  std::vector<PruneStep> short_order(order.begin(), order.end() - 1);
+  CHECK_THROWS_AS(head_fates(sites, short_order, 0.01, imp, roles), ValueError);
+  std::vector<HeadRoles> swapped = roles;
+  std::swap(swapped[0], swapped[1]);
+  CHECK_THROWS_AS(head_fates(sites, order, 0.01, imp, swapped), ValueError);
+  CHECK_THROWS_AS(head_fates(sites, order, 0.01, imp, std::vector<HeadRoles>(roles.begin(), roles.end() - 1)), ValueError);
 }
 
 TEST_CASE("heads: induction sequences repeat their block, and the trainer resumes bit for bit") {

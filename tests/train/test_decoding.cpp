@@ -62,6 +62,24 @@ TEST_CASE("token_budget_batches: sorted by length, within the budget, every pair
   CHECK_THROWS_AS(token_budget_batches(pairs, 0), ValueError);
 }
 
+TEST_CASE("row_ranges and rows_of: consecutive batches cover every row once, the last one shorter") {
+  const std::vector<RowRange> r = row_ranges(10, 4);
+  REQUIRE(r.size() == 3);
+  CHECK((r[0].first == 0 && r[0].last == 4));
+  CHECK((r[1].first == 4 && r[1].last == 8));
+  CHECK((r[2].first == 8 && r[2].last == 10 && r[2].size() == 2));
+  CHECK(row_ranges(8, 4).size() == 2);  // no empty batch at the end
+  CHECK(row_ranges(3, 64).size() == 1);
+  CHECK(row_ranges(0, 4).empty());
+  CHECK_THROWS_AS(row_ranges(5, 0), ValueError);
+  IndexArray a = IndexArray::from_shape({5, 2});
+  for (std::size_t i = 0; i < 10; ++i) a.flat(i) = std::int64_t(i);
+  const IndexArray last = rows_of(a, row_ranges(5, 2).back());  // row 4 alone
+  REQUIRE(last.shape()[0] == 1);
+  CHECK((last(0, 0) == 8 && last(0, 1) == 9));
+  CHECK_THROWS_AS(rows_of(a, RowRange{4, 6}), ShapeError);
+}
+
 TEST_CASE("make_batch: right padding, masks, and the target shifted by one") {
   std::vector<EncodedPair> pairs(2);
   pairs[0].source = {7, 8, 2};

@@ -42,4 +42,5 @@
 // lab: head scores, importance, pruning, sweeps
 #include "headlab/lab/explorer.hpp"
 #include "headlab/lab/heads.hpp"
+#include "headlab/lab/head_survival.hpp"
 #include "headlab/lab/sweep.hpp"

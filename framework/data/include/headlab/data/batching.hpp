@@ -24,6 +24,15 @@ struct EncodedPair {
   std::vector<std::int64_t> target;  // <s> + ids(tokens) + </s>
 };
 
+// Consecutive batches of at most `batch` rows over rows [0, count): [0, b), [b, 2b), ..., the last
+// one shorter; none when count is 0. For held-out sets evaluated a batch at a time.
+struct RowRange {
+  std::size_t first = 0, last = 0;  // rows [first, last)
+  std::size_t size() const { return last - first; }
+};
+std::vector<RowRange> row_ranges(std::size_t count, std::size_t batch);  // ValueError when batch is 0
+IndexArray rows_of(const IndexArray& rows, RowRange range);               // rows[first:last, :], (last - first, L)
+
 // Row indices into `pairs`, one list per batch, in sorted order.
 std::vector<std::vector<std::size_t>> token_budget_batches(const std::vector<EncodedPair>& pairs,
                                                            std::size_t max_tokens);
