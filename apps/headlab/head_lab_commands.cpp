@@ -18,6 +18,7 @@
 #include "headlab/core/user_input.hpp"
 #include "headlab/lab/head_survival.hpp"
 #include "headlab/lab/heads.hpp"
+#include "headlab/lab/sweep.hpp"
 #include "headlab/report/report.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/run_dir.hpp"
@@ -386,12 +387,10 @@ int run_prune(const PruneOptions& o) {
     random.push_back(prune_heads(task, false, o.step, o.seed + k * 0x9E3779B97F4A7C15ull));
   // Mean and sample standard deviation over the random orders at step i (sd NaN for one order).
   auto random_stats = [&](std::size_t i, double PruneStep::*field) {
-    double sum = 0, squares = 0;
-    for (const auto& order : random) sum += order[i].*field;
-    const double mean = sum / double(random.size());
-    for (const auto& order : random) squares += (order[i].*field - mean) * (order[i].*field - mean);
-    const double sd = random.size() > 1 ? std::sqrt(squares / double(random.size() - 1)) : std::nan("");
-    return std::pair<double, double>{mean, sd};
+    std::vector<double> values;
+    for (const auto& order : random) values.push_back(order[i].*field);
+    const MetricStats s = mean_std(values);
+    return std::pair<double, double>{s.mean, s.std};
   };
   const bool bleu = m.options.task == Task::translate;
   const int digits = bleu ? 2 : 3;
@@ -440,12 +439,10 @@ int run_prune(const PruneOptions& o) {
   if (!random.empty()) {  // the same count for the baseline: mean ± sd over the random orders
     std::vector<double> counts;
     for (const auto& order : random) counts.push_back(double(heads_prunable(order, tolerance)));
-    double mean = 0, squares = 0;
-    for (double c : counts) mean += c / double(counts.size());
-    for (double c : counts) squares += (c - mean) * (c - mean);
-    verdict << " In " << (random.size() == 1 ? "the random order, " + fixed(mean, 0) :
-                          std::to_string(random.size()) + " random orders, " + fixed(mean, 1) +
-                              (random.size() > 1 ? " ± " + fixed(std::sqrt(squares / double(counts.size() - 1)), 1) : ""))
+    const MetricStats c = mean_std(counts);
+    verdict << " In "
+            << (random.size() == 1 ? "the random order, " + fixed(c.mean, 0)
+                                   : std::to_string(random.size()) + " random orders, " + fixed(c.mean, 1) + " ± " + fixed(c.std, 1))
             << " heads go before it falls by more than " << tol << ".";
   }
   const std::string text = table.markdown();
