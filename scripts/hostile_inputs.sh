@@ -408,6 +408,27 @@ check explore_bad_prune_csv 1 "prune.csv:2: pruned 'zero' is not a whole number"
   --checkpoint "$tmp/explore_bad_prune/checkpoint.safetensors" --out "$tmp/explore_out/page.html"
 [ -e "$tmp/explore_out/page.html" ] && { echo "  FAIL  a refused explore wrote its page"; failed+=(explore_wrote_page); }
 
+echo "== outputs: never replace what is not a regular file or is an input; lost stdout is an error"
+mkdir -p "$tmp/outputs"
+mkfifo "$tmp/outputs/fifo"
+ln -s "$tmp/outputs/target.html" "$tmp/outputs/link.html"
+echo "kept" > "$tmp/outputs/target.html"
+cp "$ckpt" "$tmp/outputs/c.safetensors"
+check explore_out_fifo 2 "--out: .* exists and is a FIFO" --keeps "$tmp/outputs" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/outputs/fifo" --overwrite
+check explore_out_symlink 2 "--out: .* exists and is a symbolic link" --keeps "$tmp/outputs" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/outputs/link.html" --overwrite
+check explore_out_is_checkpoint 2 "--out: .* is also an input" --keeps "$tmp/outputs" -- \
+  "$hl" explore --checkpoint "$tmp/outputs/c.safetensors" --out "$tmp/outputs/./c.safetensors" --overwrite
+check explore_dump_json_is_checkpoint 2 "--dump-json: .* is also an input" --keeps "$tmp/outputs" -- \
+  "$hl" explore --checkpoint "$tmp/outputs/c.safetensors" --out "$tmp/outputs/new.html" \
+  --dump-json "$tmp/outputs/c.safetensors" --overwrite
+check curves_out_is_metrics 1 "curves --out: .* is also an input" --keeps "$tmp/copy" -- \
+  "$hl" curves --run-dir "$tmp/copy" --out "$tmp/copy/metrics.jsonl"
+check stats_to_full_disk 1 "writing to stdout failed" -- sh -c '"$0" stats --d-model 64 --heads 4 > /dev/full' "$hl"
+check bleu_to_closed_stdout 1 "writing to stdout failed" -- \
+  sh -c '"$0" bleu --ref "$1" --hyp "$1" >&-' "$hl" "$tmp/outputs/target.html"
+
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file
 check heads_full_disk 1 "heads|No space|too large|File too large" -- "${full[@]}" "$hl" heads --checkpoint "$ckpt" \

@@ -44,12 +44,14 @@ Task task_of_run(const std::string& path) {
 
 int run_curves(const CurvesCommandOptions& options) {
   const std::filesystem::path dir(options.run_dir);
+  const std::string out = options.out.empty() ? (dir / "loss.svg").string() : options.out;
+  check_output_file(out, {dir / "config.ini", dir / "metrics.jsonl", dir / "checkpoint.safetensors",
+                          dir / "best.safetensors", dir / "summary.json"}, "curves --out");
   const Task task = task_of_run((dir / "config.ini").string());
   const std::vector<MetricRow> rows = read_metrics(dir / "metrics.jsonl");
   CurvesOptions curves;
   curves.log_y = options.log_y;
   const RunCurves drawn = run_curves(rows, task, curves);
-  const std::string out = options.out.empty() ? (dir / "loss.svg").string() : options.out;
   write_file_atomic(out, drawn.svg, "curves");
   if (drawn.skipped_on_log > 0)
     std::cerr << "headlab curves: " << drawn.skipped_on_log

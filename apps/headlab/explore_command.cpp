@@ -103,6 +103,10 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
 }
 
 int run_explore(const ExploreOptions& o) {
+  check_output_file(o.out, {o.checkpoint, o.dump_json}, "--out");
+  check_output_file(o.dump_json, {o.checkpoint}, "--dump-json");
+  if (!o.dump_json.empty() && fs::path(o.out).lexically_normal() == fs::path(o.dump_json).lexically_normal())
+    throw ValueError("--dump-json: the same file as --out");
   check_output(o.out, "--out", o.overwrite);
   check_output(o.dump_json, "--dump-json", o.overwrite);
   LoadedModel m = load_trained_model(o.checkpoint);

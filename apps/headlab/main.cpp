@@ -14,12 +14,15 @@
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
 #include "commands.hpp"
+#include "stdout_check.hpp"
 #include "train_flags.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/trainer.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_command_line(int argc, char** argv) {
   headlab::tune_allocator();
 
   CLI::App app{"headlab: an autodiff framework for studying multi-head attention"};
@@ -307,4 +310,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int status = run_command_line(argc, argv);
+  // Output lost on the way (a full disk, a closed pipe or stdout) is an error, never a quiet exit 0.
+  return headlab::cli::stdout_checked(status);
 }

@@ -63,7 +63,34 @@ pid_t temp_file_pid(const std::string& name) {
 
 bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
+// What an existing `path` is, when it is something a rename would destroy rather than replace:
+// "" for a regular file or a missing path, else "a directory", "a device", ...
+std::string not_a_regular_file(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "";  // missing (or unreadable: open() will say)
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISLNK(st.st_mode)) return "a symbolic link (it would be replaced, not followed; give the target's path)";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "a device";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "not a regular file";
+}
+
 }  // namespace
+
+void check_output_file(const fs::path& path, const std::vector<fs::path>& inputs, const std::string& flag) {
+  if (path.empty()) return;
+  const std::string kind = not_a_regular_file(path);
+  if (!kind.empty())
+    throw ValueError(flag + ": " + quoted(path) + " exists and is " + kind + "; headlab only replaces regular files");
+  for (const fs::path& input : inputs) {
+    std::error_code ec;
+    if (!input.empty() && fs::equivalent(path, input, ec))
+      throw ValueError(flag + ": " + quoted(path) + " is also an input (" + quoted(input) +
+                       "); writing it would destroy what is being read");
+  }
+}
 
 fs::path temp_path_for(const fs::path& path) { return path.string() + ".tmp." + std::to_string(::getpid()); }
 
@@ -74,6 +101,10 @@ void write_file_atomic(const fs::path& path, std::string_view bytes, const std::
 
 void write_file_atomic(const fs::path& path, const std::vector<std::string_view>& pieces, const std::string& who,
                        std::size_t simulate_failure_after_bytes) {
+  // A rename would put a regular file in place of a device, FIFO, socket or link (as root even
+  // /dev/null): refuse before anything is written.
+  const std::string kind = not_a_regular_file(path);
+  if (!kind.empty()) throw_io(who, path, "exists and is " + kind + "; headlab only replaces regular files");
   // The pid makes the name unique between processes: two writers of one path never share it.
   const fs::path tmp = temp_path_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

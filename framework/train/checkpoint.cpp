@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <cstdint>
 #include <iomanip>
+#include <random>
 #include <sstream>
 
 #include "headlab/core/user_input.hpp"
@@ -21,7 +23,19 @@ std::string rng_text(const Generator& g) {
 void rng_from_text(Generator& g, const std::string& text, const std::string& what) {
   std::istringstream in(text);
   in >> g.engine();
-  if (in.fail()) throw ValueError("checkpoint: corrupt random state '" + what + "'");
+  if (in.fail() || !(in >> std::ws).eof()) throw ValueError("checkpoint: corrupt random state '" + what + "'");
+  // The text is the engine's 312 state words, then its position. All-zero words are a state
+  // std::mt19937_64 never reaches (it would draw zeros forever): a checkpoint edited or zeroed.
+  std::istringstream words(text);
+  bool all_zero = true;
+  for (std::size_t i = 0; i < std::mt19937_64::state_size; ++i) {
+    std::uint64_t word = 0;
+    words >> word;
+    all_zero = all_zero && word == 0;
+  }
+  if (all_zero)
+    throw ValueError("checkpoint: random state '" + what +
+                     "' is all zeros, which no generator reaches (it would draw only zeros): the checkpoint is corrupt");
 }
 
 std::string losses_text(const std::vector<double>& losses) {

@@ -3,6 +3,7 @@
 
   edit_checkpoint.py IN OUT options FROM TO   the metadata "options" text with FROM replaced by TO
   edit_checkpoint.py IN OUT nan               every F32 value of the "model." tensors set to NaN
+  edit_checkpoint.py IN OUT zero_rng          the data generator's state words all set to 0
 """
 import json
 import struct
@@ -23,6 +24,9 @@ elif what == "nan":
         if name.startswith("model.") and info["dtype"] == "F32":
             begin, end = info["data_offsets"]
             body[begin:end] = struct.pack("<f", float("nan")) * ((end - begin) // 4)
+elif what == "zero_rng":
+    words = header["__metadata__"]["data_rng"].split()
+    header["__metadata__"]["data_rng"] = " ".join(["0"] * (len(words) - 1) + words[-1:])
 else:
     sys.exit(f"unknown edit {what!r}")
 text = json.dumps(header, separators=(",", ":")).encode()

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +92,33 @@ TEST_CASE("write_file_atomic: a directory that does not exist is an IOError nami
     CHECK(what.rfind("heads: '" + path.string() + "': ", 0) == 0);
     CHECK(what.find("No such file or directory") != std::string::npos);
   }
+}
+
+TEST_CASE("write_file_atomic: refuses to replace what is not a regular file, and leaves it as it was") {
+  TempDir dir("atomic_not_regular");
+  const fs::path fifo = dir.path / "pipe", sub = dir.path / "sub", target = dir.path / "target.txt",
+                 link = dir.path / "link";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  fs::create_directory(sub);
+  write_file_atomic(target, "kept\n", "test");
+  fs::create_symlink(target, link);
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {fifo, "a FIFO"}, {sub, "a directory"}, {link, "a symbolic link"}};
+  for (const auto& [path, kind] : cases) {
+    CAPTURE(path);
+    try {
+      write_file_atomic(path, "text", "explore");
+      FAIL("no IOError");
+    } catch (const IOError& e) {
+      const std::string what = e.what();
+      CHECK(what.rfind("explore: '" + path.string() + "': exists and is " + kind, 0) == 0);
+    }
+  }
+  CHECK(fs::is_fifo(fs::symlink_status(fifo)));
+  CHECK(fs::is_directory(fs::symlink_status(sub)));
+  CHECK(fs::is_symlink(fs::symlink_status(link)));
+  CHECK(read_bytes(target) == "kept\n");
+  CHECK_FALSE(has_temp_files(dir));
 }
 
 TEST_CASE("write_file_atomic: on a full disk the old file stays whole, the temporary file goes, the OS reason is given") {

@@ -15,6 +15,8 @@
 // Errors: IOError "WHO: 'PATH': REASON", REASON ending in the OS's words (strerror):
 //   "heads: 'out/heads.csv': writing 'out/heads.csv.tmp.4242' failed: File too large"
 // After a failed write_file_atomic the old PATH is untouched and the temporary file is gone.
+// A PATH that exists and is not a regular file (a directory, device, FIFO, socket or symbolic link)
+// is refused before anything is written: "explore: '/dev/null': exists and is a device; ...".
 #pragma once
 
 #include <cstddef>
@@ -63,6 +65,12 @@ class AppendFile {
 // Removes every regular file in `dir` named NAME.tmp.PID whose PID is not a live process; returns
 // how many. A missing directory has none.
 std::size_t remove_stale_temp_files(const std::filesystem::path& dir);
+
+// The output rule of every command, checked before any work: an output PATH that exists and is not
+// a regular file, or that is the same file as one of `inputs` (a checkpoint, a metrics file), is a
+// ValueError "FLAG: 'PATH' exists and is a device; ..." / "FLAG: 'PATH' is also an input (INPUT)".
+void check_output_file(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs,
+                       const std::string& flag);
 
 // "PATH.tmp.PID" for this process: the temporary name write_file_atomic uses.
 std::filesystem::path temp_path_for(const std::filesystem::path& path);

@@ -1,0 +1,49 @@
+# Outputs (tests/CMakeLists.txt includes this after bad_input.cmake, whose expect_exit it uses):
+# results lost on the way to stdout are an error, never a quiet exit 0 (before: exit 0 with nothing
+# on stderr); an output that is not a regular file, or that is an input, is refused before any work
+# (before: as root, explore --out /dev/null --overwrite replaced the device with a regular file, and
+# explore --out equal to its checkpoint replaced the checkpoint with the page).
+set(OUT_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli_outputs)
+file(MAKE_DIRECTORY ${OUT_DIR})
+set(TINY_RUN ${CMAKE_CURRENT_BINARY_DIR}/cli_train_run)
+
+# expect_lost_stdout(NAME REDIRECT COMMAND...): COMMAND's stdout goes to REDIRECT (/dev/full, a
+# closed descriptor); it must exit 1 naming stdout on stderr.
+function(expect_lost_stdout name redirect)
+  list(JOIN ARGN " " command)
+  add_test(NAME ${name} COMMAND sh -c "${command} ${redirect} 2> ${OUT_DIR}/${name}.err; s=$?; cat ${OUT_DIR}/${name}.err; echo \"exit status $s\"")
+  set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "headlab: error: writing to stdout failed: [^\n]+\nexit status 1\n")
+endfunction()
+expect_lost_stdout(cli.stats_to_full_disk_exits_1 "> /dev/full" ${HL} stats --d-model 64 --heads 4)
+expect_lost_stdout(cli.stats_to_closed_stdout_exits_1 ">&-" ${HL} stats --d-model 64 --heads 4)
+expect_lost_stdout(cli.bleu_to_full_disk_exits_1 "> /dev/full" ${HL} bleu --ref ${HEADLAB_BLEU_DIR}/ref.txt --hyp ${HEADLAB_BLEU_DIR}/hyp.txt)
+expect_lost_stdout(cli.eval_to_full_disk_exits_1 "> /dev/full" ${HL} eval --run-dir ${TINY_RUN} --sequences 4)
+expect_lost_stdout(cli.help_to_full_disk_exits_1 "> /dev/full" ${HL} --help)
+
+# (Each also checks that what was at --out is still there, unchanged.)
+add_test(NAME cli.explore_out_fifo_refused_exits_2
+         COMMAND sh -c "rm -f \"$1/fifo\" && mkfifo \"$1/fifo\" && \"$0\" explore --checkpoint \"$2/checkpoint.safetensors\" --out \"$1/fifo\" --overwrite; s=$?; test -p \"$1/fifo\" && echo \"still a FIFO, exit status $s\""
+                 ${HL} ${OUT_DIR} ${TINY_RUN})
+set_tests_properties(cli.explore_out_fifo_refused_exits_2 PROPERTIES TIMEOUT 30
+                     PASS_REGULAR_EXPRESSION "--out: '[^']*fifo' exists and is a FIFO.*still a FIFO, exit status 2\n")
+add_test(NAME cli.explore_out_is_its_checkpoint_exits_2
+         COMMAND sh -c "cp \"$2/checkpoint.safetensors\" \"$1/c.safetensors\" && \"$0\" explore --checkpoint \"$1/c.safetensors\" --out \"$1/./c.safetensors\" --overwrite; s=$?; cmp \"$2/checkpoint.safetensors\" \"$1/c.safetensors\" && echo \"checkpoint unchanged, exit status $s\""
+                 ${HL} ${OUT_DIR} ${TINY_RUN})
+set_tests_properties(cli.explore_out_is_its_checkpoint_exits_2 PROPERTIES
+                     PASS_REGULAR_EXPRESSION "--out: .* is also an input.*checkpoint unchanged, exit status 2\n")
+expect_exit(cli.curves_out_is_metrics_exits_1 1 "--out: .* is also an input"
+            ${HL} curves --run-dir ${TINY_RUN} --out ${TINY_RUN}/metrics.jsonl)
+expect_exit(cli.curves_out_directory_exits_1 1 "--out: .* exists and is a directory"
+            ${HL} curves --run-dir ${TINY_RUN} --out ${OUT_DIR})
+
+# A resume checkpoint whose random state is all zeros (a state no generator reaches) is refused.
+expect_exit(cli.resume_zero_rng_refused_exits_1 1 "random state 'data_rng' is all zeros"
+            "rm -rf ${OUT_DIR}/zero_rng && cp -r ${TINY_RUN} ${OUT_DIR}/zero_rng &&"
+            "python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/edit_checkpoint.py ${TINY_RUN}/checkpoint.safetensors"
+            "${OUT_DIR}/zero_rng/checkpoint.safetensors zero_rng &&"
+            ${HL} train --config ${OUT_DIR}/zero_rng/config.ini --run-dir ${OUT_DIR}/zero_rng --resume --steps 8 --progress none)
+
+set_tests_properties(cli.eval_to_full_disk_exits_1 cli.explore_out_fifo_refused_exits_2
+                     cli.explore_out_is_its_checkpoint_exits_2 cli.curves_out_is_metrics_exits_1
+                     cli.curves_out_directory_exits_1 cli.resume_zero_rng_refused_exits_1
+                     PROPERTIES FIXTURES_REQUIRED tiny_run)
