@@ -429,6 +429,22 @@ check stats_to_full_disk 1 "writing to stdout failed" -- sh -c '"$0" stats --d-m
 check bleu_to_closed_stdout 1 "writing to stdout failed" -- \
   sh -c '"$0" bleu --ref "$1" --hyp "$1" >&-' "$hl" "$tmp/outputs/target.html"
 
+echo "== readers: FIFOs and devices refused, byte-order marks dropped, nesting and subnormals bounded"
+mkfifo "$tmp/outputs/ref_fifo"
+check bleu_ref_fifo 1 "--ref: .*not a regular file \\(a FIFO\\)" -- "$hl" bleu --ref "$tmp/outputs/ref_fifo" --hyp "$tmp/outputs/target.html"
+check bleu_ref_dev_zero 1 "--ref: '/dev/zero': not a regular file" -- "$hl" bleu --ref /dev/zero --hyp "$tmp/outputs/target.html"
+printf '\357\273\277the cat sat on the mat\n' > "$tmp/outputs/bom.txt"
+printf 'the cat sat on the mat\n' > "$tmp/outputs/plain.txt"
+check bleu_byte_order_mark 0 "^BLEU = 100.00" -- "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/bom.txt"
+rm -rf "$tmp/nested" && cp -r "$tmp/copy" "$tmp/nested"
+python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"x\": " + "[" * 100000 + "]" * 100000 + "}\n")' "$tmp/nested/metrics.jsonl"
+check curves_nested_metrics 1 "JSON nested deeper than 32 levels" -- "$hl" curves --run-dir "$tmp/nested" --out "$tmp/nested.svg"
+check explore_nested_metrics 1 "JSON nested deeper than 32 levels" -- "$hl" explore --checkpoint "$tmp/nested/checkpoint.safetensors" \
+  --out "$tmp/nested.html"
+rm -rf "$tmp/subnormal" && cp -r "$tmp/copy" "$tmp/subnormal"
+sed -i 's/"loss":[^,]*/"loss":5e-324/' "$tmp/subnormal/metrics.jsonl"
+check curves_log_y_subnormal_loss 0 "wrote" -- "$hl" curves --run-dir "$tmp/subnormal" --log-y --out "$tmp/subnormal.svg"
+
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file
 check heads_full_disk 1 "heads|No space|too large|File too large" -- "${full[@]}" "$hl" heads --checkpoint "$ckpt" \

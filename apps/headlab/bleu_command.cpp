@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "headlab/data/bleu.hpp"
+#include "headlab/data/input_file.hpp"
 #include "headlab/data/chrf.hpp"
 #include "headlab/core/errors.hpp"
 #include "headlab/data/text.hpp"
@@ -29,16 +30,19 @@ namespace {
 
 using Corpus = std::vector<std::vector<std::string>>;
 
-// The lines of a text file (a trailing \r is dropped; a final line without '\n' counts).
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IOError("cannot read '" + path + "': " + std::strerror(errno));
+// The lines of a regular text file (a FIFO or device is refused before reading; a byte-order mark
+// and each line's trailing \r are dropped; a final line without '\n' counts).
+std::vector<std::string> read_lines(const std::string& path, const char* flag) {
+  const std::string text = read_text_file(path, flag);
   std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
+    lines.push_back(std::move(line));
+    start = end + 1;
   }
-  if (in.bad()) throw IOError("cannot read '" + path + "': read error");
   return lines;
 }
 
@@ -69,8 +73,8 @@ std::string percent(double fraction, int decimals) {
 
 int run_bleu(const BleuOptions& options) {
   try {
-    const std::vector<std::string> ref_lines = read_lines(options.ref_path);
-    const std::vector<std::string> hyp_lines = read_lines(options.hyp_path);
+    const std::vector<std::string> ref_lines = read_lines(options.ref_path, "--ref");
+    const std::vector<std::string> hyp_lines = read_lines(options.hyp_path, "--hyp");
     if (ref_lines.size() != hyp_lines.size()) {
       std::cerr << "headlab bleu: the reference file '" << options.ref_path << "' has " << ref_lines.size()
                 << " lines but the hypothesis file '" << options.hyp_path << "' has " << hyp_lines.size()

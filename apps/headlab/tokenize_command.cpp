@@ -56,7 +56,7 @@ int run_tokenize(const TokenizeOptions& o) {
     std::vector<std::string> sentences = o.sentences;
     if (!o.file.empty()) {
       if (!sentences.empty()) throw ValueError("give sentences or --file, not both");
-      sentences = lines_of(read_regular_file(o.file, "tokenize"));
+      sentences = lines_of(read_text_file(o.file, "tokenize"));
     }
     Vocabulary vocab;
     BytePairEncoding merges;
@@ -67,7 +67,7 @@ int run_tokenize(const TokenizeOptions& o) {
                          " model; tokenize reads translation models");
       vocab = o.side == "source" ? m.src_vocab : m.tgt_vocab;
     } else {
-      merges = BytePairEncoding::from_text(read_regular_file(o.merges, "tokenize"));
+      merges = BytePairEncoding::from_text(read_text_file(o.merges, "tokenize"));
     }
     for (std::size_t i = 0; i < sentences.size(); ++i) {
       std::vector<std::string> words;

@@ -91,4 +91,10 @@ std::string read_regular_file(const std::string& path, const char* who) {
   return file.read_rest();
 }
 
+std::string read_text_file(const std::string& path, const char* who) {
+  std::string text = read_regular_file(path, who);
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return text;
+}
+
 }  // namespace headlab

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/json_depth.hpp"
 #include "headlab/core/user_input.hpp"
 #include "sweep_text.hpp"
 
@@ -248,7 +249,7 @@ SweepPlan read_sweep_json(const fs::path& out_dir) {
   SweepPlan plan;
   plan.out_dir = fs::absolute(out_dir).lexically_normal();
   try {
-    const json doc = json::parse(in);
+    const json doc = json::parse(in, json_depth_limit<json>("read_sweep_json: '" + path.string() + "': "));
     if (!doc.is_object() || doc.value("version", 0) != 1) throw bad("not a sweep.json of version 1");
     for (const json& axis : doc.at("grid"))
       plan.spec.grid.push_back({axis.at("key").get<std::string>(), axis.at("values").get<std::vector<std::string>>()});

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "headlab/core/json_depth.hpp"
 #include "headlab/lab/sweep.hpp"
 #include "headlab/report/charts.hpp"
 #include "headlab/report/text_table.hpp"
@@ -24,8 +25,12 @@ namespace {
 json read_summary(const fs::path& run_dir) {
   std::ifstream in(run_dir / "summary.json");
   if (!in) return json();
-  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return doc.is_object() ? doc : json();
+  try {
+    json doc = json::parse(in, json_depth_limit<json>("summary.json: "), /*allow_exceptions=*/false);
+    return doc.is_object() ? doc : json();
+  } catch (const FormatError&) {  // nested too deep: not a summary headlab wrote
+    return json();
+  }
 }
 
 bool finished_summary(const json& summary) {

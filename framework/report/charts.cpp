@@ -123,6 +123,10 @@ double ceil_125(double v) {
 // (a range such as 2 to 5), at every digit 1..9 times a power of ten; if more
 // than 7, only powers of ten; if still more than 7, every few decades.
 Axis log_axis(double dmin, double dmax) {
+  // Subnormals (5e-324) would put the axis at log10(0) = -inf, and 1e308 its top 1-2-5 step at
+  // +inf: clamp to the normal doubles, a power of ten inside them at the top.
+  dmin = std::max(dmin, std::numeric_limits<double>::min());
+  dmax = std::clamp(dmax, dmin, 1e307);
   double lo = floor_125(dmin), hi = ceil_125(dmax);
   if (!(lo < hi)) {  // a constant value sitting on a 1-2-5 step: one step either side
     lo = floor_125(lo * 0.999);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/json_depth.hpp"
 
 namespace headlab {
 
@@ -106,7 +107,7 @@ void MetricsWriter::write(const MetricRow& row) { append_line(to_json_line(row))
 void MetricsWriter::write_json(std::string_view object_text) {
   ojson j;
   try {
-    j = ojson::parse(object_text.begin(), object_text.end());
+    j = ojson::parse(object_text.begin(), object_text.end(), json_depth_limit<ojson>("MetricsWriter::write_json: "));
   } catch (const nlohmann::json::parse_error& e) {
     throw ValueError(std::string("MetricsWriter::write_json: not valid JSON (") + e.what() + ")");
   }
@@ -118,7 +119,7 @@ void MetricsWriter::write_json(std::string_view object_text) {
 MetricRow metric_row_from_json_line(const std::string& line, const std::string& where) {
   ojson j;
   try {
-    j = ojson::parse(line);
+    j = ojson::parse(line, json_depth_limit<ojson>(where));
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at
     // line 1, column 13: syntax error ..."; its "line 1" is within this one line,

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/json_depth.hpp"
 
 namespace headlab {
 
@@ -153,7 +154,8 @@ std::size_t cut_metrics_to_step(const fs::path& file, std::size_t step) {
       ++dropped;
       continue;
     }
-    const nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const std::string where = "resume: " + shown(file) + ":" + std::to_string(line_no) + ": ";
+    const nlohmann::json row = nlohmann::json::parse(line, json_depth_limit<nlohmann::json>(where), /*allow_exceptions=*/false);
     const bool has_step = row.is_object() && row.contains("step") && row["step"].is_number();
     if (!has_step) {
       if (last) {  // the end of a torn write

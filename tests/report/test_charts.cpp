@@ -2,6 +2,9 @@
 // tag-balance parser (no XML library here).
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,6 +14,7 @@
 
 #include "headlab/core/errors.hpp"
 #include "headlab/report/charts.hpp"
+#include "child_process.hpp"
 #include "report_checks.hpp"
 
 using namespace headlab;
@@ -108,6 +112,26 @@ TEST_CASE("report: svg error bars, markers on long series, log axis") {
     CHECK_THROWS_AS(svg_line_chart({ChartSeries{"x", {1, 2}, {1}, {}}}), ValueError);
     CHECK_THROWS_AS(svg_line_chart({ChartSeries{"x", {1, 2}, {1, 2}, {0.1}}}), ValueError);
   }
+}
+
+// Subnormal and huge values on a log axis (a loss of 5e-324): before, the axis ran from log10(0) and
+// its tick loop never ended (8 GB in a minute). In a child under an alarm, so a hang fails the test.
+TEST_CASE("report: a log axis over subnormal and huge values ends, with finite ticks") {
+  const auto child = headlab::testing::fork_child([](int to_parent) {
+    ::alarm(20);
+    ChartOptions options;
+    options.log_y = true;
+    const std::string svg = svg_line_chart({ChartSeries{"loss", {1, 2, 3}, {5e-324, 1.0, 1e308}, {}}}, options);
+    const char ok = xml_problem(svg).empty() && svg.find("inf") == std::string::npos ? 'y' : 'n';
+    (void)!::write(to_parent, &ok, 1);
+  });
+  char answer = 0;
+  (void)!::read(child.from_child, &answer, 1);
+  ::close(child.from_child);
+  int status = 0;
+  ::waitpid(child.pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(answer == 'y');
 }
 
 TEST_CASE("report: svg skips NaN and infinite points and says so") {

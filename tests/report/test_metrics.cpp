@@ -97,6 +97,18 @@ TEST_CASE("report: a malformed metrics line is reported with its line number") {
   CHECK_THROWS_AS(read_metrics(dir.path / "missing.jsonl"), IOError);
 }
 
+// Before: a value of 100 000 nested '[' overflowed the stack (SIGSEGV in curves and explore).
+TEST_CASE("report: a metrics line nested 100 000 deep is a FormatError naming the line") {
+  TempDir dir;
+  const fs::path file = dir.path / "metrics.jsonl";
+  {
+    std::ofstream out(file);
+    out << "{\"step\":1,\"loss\":2.5}\n{\"step\":2,\"x\":" << std::string(100000, '[') << std::string(100000, ']')
+        << "}\n";
+  }
+  CHECK_THROWS_WITH_AS(read_metrics(file), doctest::Contains("line 2: JSON nested deeper than 32 levels"), FormatError);
+}
+
 TEST_CASE("report: a metrics writer that cannot open its file throws IOError naming it") {
   TempDir dir;
   const fs::path not_a_dir = dir.path / "file";

@@ -42,4 +42,8 @@ class InputFile {
 // The whole of a regular file (InputFile's checks first): TSV corpora, vocabularies, configs.
 std::string read_regular_file(const std::string& path, const char* who);
 
+// The same for a text file: a leading UTF-8 byte-order mark (EF BB BF, which editors on Windows
+// write) is dropped, so that it is never read as part of the first word.
+std::string read_text_file(const std::string& path, const char* who);
+
 }  // namespace headlab

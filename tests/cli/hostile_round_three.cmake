@@ -1,4 +1,5 @@
-# Outputs (tests/CMakeLists.txt includes this after bad_input.cmake, whose expect_exit it uses):
+# Hostile inputs, round three (tests/CMakeLists.txt includes this after bad_input.cmake, whose
+# expect_exit it uses). Outputs:
 # results lost on the way to stdout are an error, never a quiet exit 0 (before: exit 0 with nothing
 # on stderr); an output that is not a regular file, or that is an input, is refused before any work
 # (before: as root, explore --out /dev/null --overwrite replaced the device with a regular file, and
@@ -47,3 +48,30 @@ set_tests_properties(cli.eval_to_full_disk_exits_1 cli.explore_out_fifo_refused_
                      cli.explore_out_is_its_checkpoint_exits_2 cli.curves_out_is_metrics_exits_1
                      cli.curves_out_directory_exits_1 cli.resume_zero_rng_refused_exits_1
                      PROPERTIES FIXTURES_REQUIRED tiny_run)
+
+# Readers. A byte-order mark is not text (before: bleu scored it as part of the first word, unigram
+# precision 66.7); FIFOs and devices are refused at once (before: --ref FIFO blocked forever,
+# --ref /dev/zero read until killed); a metrics line nested 100 000 deep is an error naming the
+# line (before: SIGSEGV in curves and explore); a subnormal loss on a log axis ends (before: the
+# tick loop never ended).
+add_test(NAME cli.bleu_ignores_byte_order_mark
+         COMMAND sh -c "printf '\\357\\273\\277the cat sat on the mat\\n' > \"$1/bom.txt\" && printf 'the cat sat on the mat\\n' > \"$1/plain.txt\" && \"$0\" bleu --ref \"$1/plain.txt\" --hyp \"$1/bom.txt\""
+                 ${HL} ${OUT_DIR})
+set_tests_properties(cli.bleu_ignores_byte_order_mark PROPERTIES PASS_REGULAR_EXPRESSION "^BLEU = 100.00 ")
+expect_exit(cli.bleu_fifo_refused_exits_1 1 "--ref: '[^']*ref_fifo': not a regular file \\(a FIFO\\)"
+            "rm -f ${OUT_DIR}/ref_fifo && mkfifo ${OUT_DIR}/ref_fifo &&" ${HL} bleu --ref ${OUT_DIR}/ref_fifo
+            --hyp ${HEADLAB_BLEU_DIR}/hyp.txt)
+expect_exit(cli.bleu_device_refused_exits_1 1 "--ref: '/dev/zero': not a regular file"
+            ${HL} bleu --ref /dev/zero --hyp ${HEADLAB_BLEU_DIR}/hyp.txt)
+set_tests_properties(cli.bleu_fifo_refused_exits_1 cli.bleu_device_refused_exits_1 PROPERTIES TIMEOUT 20)
+add_test(NAME cli.curves_deeply_nested_metrics_exits_1
+         COMMAND sh -c "rm -rf \"$1/nested\" && cp -r \"$2\" \"$1/nested\" && python3 -c 'import sys; open(sys.argv[1], \"a\").write(\"{\\\"step\\\": 9, \\\"x\\\": \" + \"[\" * 100000 + \"]\" * 100000 + \"}\\\\n\")' \"$1/nested/metrics.jsonl\" && \"$0\" curves --run-dir \"$1/nested\"; echo \"exit status $?\""
+                 ${HL} ${OUT_DIR} ${TINY_RUN})
+set_tests_properties(cli.curves_deeply_nested_metrics_exits_1 PROPERTIES FIXTURES_REQUIRED tiny_run
+                     PASS_REGULAR_EXPRESSION "metrics.jsonl': line 7: JSON nested deeper than 32 levels\nexit status 1\n")
+# A merges file and a --file saved with a byte-order mark (before: "expected the header", and the
+# mark read as part of the first word).
+add_test(NAME cli.tokenize_ignores_byte_order_marks
+         COMMAND sh -c "printf '\\357\\273\\277#headlab-bpe-merges 1\\na b\\n' > \"$1/bom_merges.txt\" && printf '\\357\\273\\277ab abc\\n' > \"$1/bom_text.txt\" && \"$0\" tokenize --merges \"$1/bom_merges.txt\" --file \"$1/bom_text.txt\""
+                 ${HL} ${OUT_DIR})
+set_tests_properties(cli.tokenize_ignores_byte_order_marks PROPERTIES PASS_REGULAR_EXPRESSION "^a@@ b ab@@ c\n$")
