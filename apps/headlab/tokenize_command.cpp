@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "headlab/core/errors.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/data/bpe.hpp"
 #include "headlab/data/input_file.hpp"
 #include "headlab/data/text.hpp"
@@ -67,7 +68,11 @@ int run_tokenize(const TokenizeOptions& o) {
                          " model; tokenize reads translation models");
       vocab = o.side == "source" ? m.src_vocab : m.tgt_vocab;
     } else {
-      merges = BytePairEncoding::from_text(read_text_file(o.merges, "tokenize"));
+      try {
+        merges = BytePairEncoding::from_text(read_text_file(o.merges, "tokenize"));
+      } catch (const FormatError& e) {
+        throw FormatError("--merges " + quote_clipped(o.merges) + ": " + e.what());
+      }
     }
     for (std::size_t i = 0; i < sentences.size(); ++i) {
       std::vector<std::string> words;

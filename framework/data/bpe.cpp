@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/data/text.hpp"
 
 namespace headlab {
@@ -62,7 +63,7 @@ std::vector<std::string> initial_symbols(const std::string& word) {
   if (word.empty()) throw ValueError("BPE: cannot encode an empty word");
   if (!is_valid_utf8(word)) throw ValueError("BPE: the word is not UTF-8");
   if (std::any_of(word.begin(), word.end(), is_space_char))
-    throw ValueError("BPE: the word '" + word + "' holds whitespace (words come from the tokenizer)");
+    throw ValueError("BPE: the word " + quote_clipped(word) + " holds whitespace (words come from the tokenizer)");
   std::vector<std::string> symbols;
   for (std::size_t i = 0; i < word.size();) {
     const std::size_t n = code_point_length(static_cast<unsigned char>(word[i]));
@@ -263,9 +264,10 @@ BytePairEncoding BytePairEncoding::from_text(const std::string& text) {
   for (std::size_t start = 0; start < text.size();) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
+    std::string line = text.substr(start, end - start);
     start = end + 1;
     ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a file saved with CRLF line ends
     if (line_number == 1) {
       if (line != kHeader) fail(1, "expected the header '" + kHeader + "'");
       continue;
@@ -277,7 +279,7 @@ BytePairEncoding BytePairEncoding::from_text(const std::string& text) {
         std::any_of(line.begin(), line.end(), [](char c) { return c != ' ' && is_space_char(c); }))
       fail(line_number, "expected two symbols separated by one space");
     Pair pair{line.substr(0, space), line.substr(space + 1)};
-    if (!seen.insert(pair).second) fail(line_number, "the merge '" + line + "' repeats");
+    if (!seen.insert(pair).second) fail(line_number, "the merge " + quote_clipped(line) + " repeats");
     merges.push_back({pair.first, pair.second});
   }
   if (line_number == 0) fail(1, "empty text (expected the header '" + kHeader + "')");
