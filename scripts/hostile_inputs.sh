@@ -140,6 +140,9 @@ check merges_without_header 1 "line 1: expected the header" -- "$hl" tokenize --
 check merges_missing 1 "cannot|No such file" -- "$hl" tokenize --merges "$tmp/none.txt" x
 printf 'ok\n\377\376\n' > "$tmp/not_utf8.txt"
 check tokenize_not_utf8 1 "not_utf8.txt:2: tokenize: invalid UTF-8" -- "$hl" tokenize --merges "$tmp/translate/bpe.source.txt" --file "$tmp/not_utf8.txt"
+python3 -c 'import random, sys; random.seed(1); open(sys.argv[1], "w").write("".join(random.choice("abcdefgh") for _ in range(200000)) + "\n")' "$tmp/long_word.txt"
+check tokenize_200k_character_word 0 "^[0-9]+ bytes of pieces" -- sh -c 'out=$("$0" tokenize --merges "$1" --file "$2") && echo "${#out} bytes of pieces"' \
+  "$hl" "$tmp/translate/bpe.source.txt" "$tmp/long_word.txt"
 check tokenize_copy_checkpoint 1 "is a copy model; tokenize reads translation models" -- "$hl" tokenize --checkpoint "$tmp/copy/checkpoint.safetensors" x
 check tokenize_bad_side 2 "--side" -- "$hl" tokenize --checkpoint "$tmp/translate/checkpoint.safetensors" --side middle x
 craft "$tmp/translate/checkpoint.safetensors" "$tmp/merges_lost.safetensors" meta src_merges="#headlab-bpe-merges 1

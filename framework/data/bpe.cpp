@@ -183,15 +183,17 @@ BytePairEncoding::BytePairEncoding(std::vector<BpeMerge> merges) : merges_(std::
   for (std::size_t r = 0; r < merges_.size(); ++r) rank_.emplace(pair_key(merges_[r].left, merges_[r].right), r);
 }
 
-std::vector<std::string> BytePairEncoding::encode_word(const std::string& word) const {
+std::size_t BytePairEncoding::rank_of(const std::string& left, const std::string& right) const {
+  const auto it = rank_.find(pair_key(left, right));
+  return it == rank_.end() ? merges_.size() : it->second;
+}
+
+std::vector<std::string> BytePairEncoding::encode_word_reference(const std::string& word) const {
   std::vector<std::string> symbols = initial_symbols(word);
   while (symbols.size() > 1) {
     // The adjacent pair of lowest rank, if any pair is a merge.
     std::size_t best_rank = merges_.size();
-    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-      const auto it = rank_.find(pair_key(symbols[i], symbols[i + 1]));
-      if (it != rank_.end()) best_rank = std::min(best_rank, it->second);
-    }
+    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) best_rank = std::min(best_rank, rank_of(symbols[i], symbols[i + 1]));
     if (best_rank == merges_.size()) break;
     apply_merge(symbols, merges_[best_rank]);
   }

@@ -2,6 +2,7 @@
 // the paper's example by hand, round trips on the whole de-en corpus, and the merges' text form.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -163,6 +164,50 @@ TEST_CASE("bpe: round trips and no unknown piece on the whole de-en corpus") {
       }
       CHECK(bad_round_trips == 0);
       CHECK(unknown == 0);
+    }
+  }
+}
+
+// The fast encoder (a heap over a linked list) against the reference (rescan after each merge):
+// every distinct word of every split of the whole de-en corpus, with its learned merges, and merges
+// in shuffled orders (a merges file need not be in learning order: a merge may use a symbol that a
+// later merge makes), on words of repeated letters where occurrences overlap.
+TEST_CASE("bpe: the fast encoder equals the reference on the corpus and on shuffled merges") {
+  const std::vector<ParallelPair> train = read_parallel_tsv(kCorpus + "train.tsv");
+  for (const bool source : {true, false}) {
+    CAPTURE(source);
+    WordCounts counts;
+    for (const auto& sentence : words_of_side(train, source))
+      for (const auto& w : sentence) ++counts[w];
+    const BytePairEncoding bpe = BytePairEncoding::learn(counts, {0, 4000});
+    std::set<std::string> words;
+    for (const std::string split : {"train.tsv", "valid.tsv", "test.tsv"})
+      for (const auto& sentence : words_of_side(read_parallel_tsv(kCorpus + split), source))
+        words.insert(sentence.begin(), sentence.end());
+    std::size_t differ = 0;
+    for (const std::string& w : words) differ += bpe.encode_word(w) != bpe.encode_word_reference(w);
+    CHECK(words.size() > 1000);
+    CHECK(differ == 0);
+  }
+  Generator gen(7);
+  const std::vector<std::string> letters = {"a", "b", "c"};
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<BpeMerge> merges;
+    for (int m = 0; m < 12; ++m) {
+      std::string left = letters[gen.below(3)], right = letters[gen.below(3)];
+      if (gen.below(2)) left += letters[gen.below(3)];
+      if (gen.below(3) == 0) right += "</w>";
+      merges.push_back({left, right});
+    }
+    std::vector<BpeMerge> distinct;
+    for (const BpeMerge& m : merges)
+      if (std::find(distinct.begin(), distinct.end(), m) == distinct.end()) distinct.push_back(m);
+    const BytePairEncoding bpe(distinct);
+    for (int k = 0; k < 20; ++k) {
+      std::string word;
+      for (std::uint64_t i = 0, n = 1 + gen.below(14); i < n; ++i) word += letters[gen.below(3)];
+      CAPTURE(word);
+      CHECK(bpe.encode_word(word) == bpe.encode_word_reference(word));
     }
   }
 }

@@ -68,8 +68,12 @@ class BytePairEncoding {
   // The merge loop on word counts (word -> occurrences in the training text).
   static BytePairEncoding learn(const std::map<std::string, std::size_t>& word_counts, BpeBudget budget);
 
-  // One word -> its pieces ("hause" -> {"haus@@", "e"}).
+  // One word -> its pieces ("hause" -> {"haus@@", "e"}). O(n log n) in the word's n characters: a
+  // heap of (rank, position) over a linked list of symbols (bpe_fast.cpp), equal to the reference.
   std::vector<std::string> encode_word(const std::string& word) const;
+  // The same by the definition above, rescanning every pair after each merge: O(n^2), the readable
+  // version that encode_word is tested against.
+  std::vector<std::string> encode_word_reference(const std::string& word) const;
   // Words -> pieces, word by word.
   std::vector<std::string> encode(const std::vector<std::string>& words) const;
   // The same for many sentences, each distinct word encoded once.
@@ -87,6 +91,8 @@ class BytePairEncoding {
  private:
   std::vector<BpeMerge> merges_;
   std::unordered_map<std::string, std::size_t> rank_;  // left + ' ' + right -> rank
+  // The rank of the merge (left, right), or merges_.size() when it is none.
+  std::size_t rank_of(const std::string& left, const std::string& right) const;
 };
 
 // A word's starting symbols: its code points, "</w>" appended to the last ("ab" -> a | b</w>).
