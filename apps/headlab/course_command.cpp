@@ -317,7 +317,7 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
     for (const Failure& f : r.failures) j["failures"].push_back({{"case", f.test_case}, {"message", f.message}});
     report["tasks"].push_back(j);
   }
-  write_file_atomic(o.out, report.dump(2) + "\n", "course grade");
+  write_file_atomic(o.out, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "course grade");
   std::cout << "wrote " << o.out << "\n";
   return 0;
 }

@@ -229,7 +229,7 @@ std::string explorer_json(const ExplorerData& d) {
   j["curves"] = json::array();
   for (const CurvePoint& p : d.curves)
     j["curves"].push_back({{"step", p.step}, {"loss", number_or_null(p.loss)}, {"valid_loss", number_or_null(p.valid_loss)}});
-  return j.dump();
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);  // a name that is not UTF-8 shows U+FFFD
 }
 
 }  // namespace headlab

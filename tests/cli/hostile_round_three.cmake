@@ -86,3 +86,8 @@ add_test(NAME cli.tokenize_crlf_merges
          COMMAND sh -c "printf '#headlab-bpe-merges 1\\r\\na b\\r\\n' > \"$1/crlf_merges.txt\" && \"$0\" tokenize --merges \"$1/crlf_merges.txt\" abc"
                  ${HL} ${OUT_DIR})
 set_tests_properties(cli.tokenize_crlf_merges PROPERTIES PASS_REGULAR_EXPRESSION "^ab@@ c\n$")
+# A run directory whose name is not UTF-8 (before: json.exception.type_error.316, no page).
+add_test(NAME cli.explore_run_dir_not_utf8
+         COMMAND sh -c "d=\"$1/run_$(printf '\\377')_dir\"; rm -rf \"$d\" && cp -r \"$2\" \"$d\" && \"$0\" explore --checkpoint \"$d/checkpoint.safetensors\" --out \"$1/not_utf8.html\" --overwrite"
+                 ${HL} ${OUT_DIR} ${TINY_RUN})
+set_tests_properties(cli.explore_run_dir_not_utf8 PROPERTIES FIXTURES_REQUIRED tiny_run PASS_REGULAR_EXPRESSION "^wrote ")
