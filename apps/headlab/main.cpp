@@ -22,6 +22,29 @@
 
 namespace {
 
+// The first word that is not one of headlab's own options, when it names no command: 2 after
+// "headlab: unknown command 'X'" and the commands on stderr (CLI11 alone would print the main help
+// and exit 0 for `headlab X --help`, so a typo looked like success in a script); else -1.
+int refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--threads") {  // its value is the next word
+      ++i;
+      continue;
+    }
+    if (word.rfind('-', 0) == 0) continue;  // --threads=2, --flush-denormals, --help
+    std::string names;
+    for (const CLI::App* command : app.get_subcommands({})) {
+      if (command->get_name() == word) return -1;
+      names += "  " + command->get_name() + "\n";
+    }
+    std::cerr << "headlab: unknown command " << headlab::quote_clipped(word) << "\ncommands:\n" << names
+              << "Run headlab --help for what each does.\n";
+    return 2;
+  }
+  return -1;
+}
+
 int run_command_line(int argc, char** argv) {
   headlab::tune_allocator();
 
@@ -207,6 +230,7 @@ int run_command_line(int argc, char** argv) {
   prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
   prune->add_flag("--overwrite", prune_options.overwrite, "replace the files of an earlier prune in the output directory");
 
+  if (const int status = refuse_unknown_command(app, argc, argv); status >= 0) return status;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
