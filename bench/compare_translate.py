@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """headlab vs PyTorch on German -> English translation, for the same wall-clock training budget.
 
-Command (from the repository root, after a release build and scripts/build_de_en.py):
+Command (from the repository root, after a release build and datasets/de-en/build_de_en.py):
 
     /usr/bin/python3 bench/compare_translate.py                      # 600 s per side, about 25 min in all
     /usr/bin/python3 bench/compare_translate.py --budget 120 --out runs/compare_translate_120
@@ -154,7 +154,7 @@ def run_all(a):
             sys.exit(f"compare_translate: {exe} not found (build the release preset, or pass --build / --twin-only)")
     for k in ("train", "valid", "test"):
         if not os.path.isfile(os.path.join(a.data, f"{k}.tsv")):
-            sys.exit(f"compare_translate: {a.data}/{k}.tsv not found (run scripts/build_de_en.py)")
+            sys.exit(f"compare_translate: {a.data}/{k}.tsv not found (run datasets/de-en/build_de_en.py)")
     failed = []
     for r in range(1, a.repeat + 1):
         order = sides if r % 2 == 1 else sides[::-1]  # alternate who goes first

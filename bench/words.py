@@ -1,7 +1,7 @@
 """headlab's word rule (framework/data/include/headlab/data/text.hpp), in Python and without torch.
 
 bench/translate_twin.py tokenizes its corpus with it, and bench/bpe.py splits a sentence into the
-words it then cuts into subword pieces. scripts/build_de_en.py keeps its own copy (it is meant to
+words it then cuts into subword pieces. datasets/de-en/build_de_en.py keeps its own copy (it is meant to
 run alone); the rule is the same and datasets/de-en/MANIFEST.md states it:
 
   1. lower-case ASCII A-Z and the Latin-1 upper-case letters (nothing else)

@@ -2,7 +2,7 @@
 # project can write
 #   find_package(headlab REQUIRED)
 #   target_link_libraries(app PRIVATE headlab::headlab)        # or headlab::core, headlab::attention, ...
-# (examples/ are such projects; scripts/check_examples.sh installs into a temporary prefix and
+# (examples/ are such projects; examples/check_examples.sh installs into a temporary prefix and
 # builds them). The headers are installed by headlab_library() in framework/.
 #
 # What the exported targets carry: include dirs (<prefix>/include), XTENSOR_USE_XSIMD, and links to

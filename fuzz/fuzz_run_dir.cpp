@@ -9,7 +9,7 @@
 // leave a metrics.jsonl with exactly one line for each step it trained and none past its last
 // (what the input's log held before the checkpoint's step is the input's). Anything else (another exception, a
 // sanitizer report, a duplicated step) is a crash. Seeds: fuzz/corpus/fuzz_run_dir/ (made by
-// scripts/make_fuzz_run_dir_seeds.sh from a real run).
+// fuzz/make_fuzz_run_dir_seeds.sh from a real run).
 #include <unistd.h>
 
 #include <cstddef>
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The options the seeds were trained with (scripts/make_fuzz_run_dir_seeds.sh); a checkpoint whose
+// The options the seeds were trained with (fuzz/make_fuzz_run_dir_seeds.sh); a checkpoint whose
 // saved options differ is refused by the resume, which is one of the paths fuzzed.
 headlab::TrainOptions tiny_copy_run(const fs::path& dir, std::size_t steps) {
   headlab::TrainOptions o = headlab::TrainOptions::defaults_for(headlab::Task::copy);

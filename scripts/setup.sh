@@ -8,12 +8,12 @@ packages=(
   build-essential cmake
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   doctest-dev libcli11-dev nlohmann-json3-dev
-  python3  # the python-based tests (README showcase writer, bench/bpe.py, hostile_inputs.sh)
+  python3  # the python-based tests (the translation page's showcase writer, bench/bpe.py, hostile_inputs.sh)
 )
 # Optional extras, one flag each:
-#   --with-torch  regenerating the PyTorch fixtures (scripts/make_op_fixtures.py)
-#   --with-fuzz   clang and its libFuzzer/sanitizer runtimes (the fuzz preset, scripts/fuzz.sh)
-#   --with-pictures  rsvg-convert, the SVG to PNG renderer of scripts/make_pictures.sh
+#   --with-torch  regenerating the PyTorch fixtures (tests/fixtures/make_op_fixtures.py)
+#   --with-fuzz   clang and its libFuzzer/sanitizer runtimes (the fuzz preset, fuzz/fuzz.sh)
+#   --with-pictures  rsvg-convert, the SVG to PNG renderer of docs/tools/make_pictures.sh
 #   --with-browser  Chromium, node and npm, then `npm ci` in tests/browser (playwright-core, pinned
 #                 by its package-lock.json): the head explorer's browser test (ctest -L browser)
 browser=0

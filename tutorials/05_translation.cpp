@@ -1,6 +1,6 @@
 // Chapter 5: a German -> English translation model trained on a CPU in minutes.
 //
-// The corpus (datasets/de-en, built by scripts/build_de_en.py from the Ding dictionary)
+// The corpus (datasets/de-en, built by datasets/de-en/build_de_en.py from the Ding dictionary)
 // pairs German and English phrases and example sentences. The pipeline, step by step:
 //   text -> words         lower-case, punctuation split            (headlab/data/text.hpp)
 //   words -> subwords     byte-pair encoding learned from the training words (headlab/data/bpe.hpp)
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   // ---- 3. Train ---------------------------------------------------------------------------
   // `headlab train --task translate` runs the same function, with the same subwords
   // (--tokenizer bpe --vocab-size 2000). Its other defaults are for the whole corpus; see
-  // README "Translation".
+  // docs/translation.md.
   TrainOptions o = TrainOptions::defaults_for(Task::translate);
   o.tokenizer = "bpe";
   o.vocab_size = kSmallVocabulary;

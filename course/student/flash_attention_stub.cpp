@@ -1,6 +1,6 @@
 // attention/kernels/flash_attention.cpp in the student copy: the tiled attention kernel is not
 // part of it. The instructor's version is a complete attention (masks, grouped kv heads, forward
-// and backward) and would give TASK 2.1 away; scripts/make_student_copy.py puts this file in its
+// and backward) and would give TASK 2.1 away; course/make_student_copy.py puts this file in its
 // place (course/student_copy.txt) and leaves out its tests. Here flash_attention is the composed
 // scaled_dot_product_attention, your TASK 2.1: the same values, without the tiled kernel's memory
 // savings, so AttentionConfig::flash (headlab train --tiled-attention) still trains.

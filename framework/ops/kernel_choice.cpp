@@ -9,7 +9,7 @@
 #include "headlab/core/task_marker.hpp"
 
 // framework/CMakeLists.txt defines HEADLAB_STUDENT_COPY=1 when it builds the student copy
-// (scripts/make_student_copy.py leaves .headlab-student-copy at its root).
+// (course/make_student_copy.py leaves .headlab-student-copy at its root).
 #ifndef HEADLAB_STUDENT_COPY
 #define HEADLAB_STUDENT_COPY 0
 #endif

@@ -1,5 +1,5 @@
 // fuzz regressions: inputs that broke a parser of outside input, each kept next to the fix it
-// needed (the fuzz targets are in fuzz/, README "Fuzzing"). Config files the fuzzer found are
+// needed (the fuzz targets are in fuzz/, docs/testing.md). Config files the fuzzer found are
 // committed under tests/fixtures/fuzz/; corrupt checkpoints are made here from a tiny real one.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Replays the PyTorch reference cases of tests/fixtures/attention/ (written by
-// scripts/make_attention_fixtures.py with torch 1.13, float64) through
+// tests/fixtures/make_attention_fixtures.py with torch 1.13, float64) through
 // headlab::MultiHeadAttention and compares, element by element, the output,
 // the per-head weights, the gate values (gated cases) and the gradients of
 // sum(output * G) with respect to the inputs, every parameter and the head mask:
@@ -7,7 +7,7 @@
 //   float32: |received - expected| <= 1e-5  + 1e-5 |expected|   (same fixture, inputs cast to float)
 // One TEST_CASE per case, named "pytorch attention fixture: <case>". A missing
 // fixture directory or file fails (never skips). Regenerate the fixtures with
-//   /usr/bin/python3 scripts/make_attention_fixtures.py
+//   /usr/bin/python3 tests/fixtures/make_attention_fixtures.py
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -39,7 +39,7 @@ using headlab::Shape;
 using json = nlohmann::json;
 
 const std::string kAttentionDir = std::string(HEADLAB_FIXTURE_DIR) + "/attention";
-const char* const kRegenerate = " (regenerate with /usr/bin/python3 scripts/make_attention_fixtures.py)";
+const char* const kRegenerate = " (regenerate with /usr/bin/python3 tests/fixtures/make_attention_fixtures.py)";
 constexpr int kMaxReportedMismatches = 5;  // per tensor; the count of the rest is reported
 
 // The cases this file runs, one TEST_CASE each (see the bottom); cases.json must list exactly these.

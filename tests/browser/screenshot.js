@@ -1,4 +1,4 @@
-// A picture of a head explorer page (scripts/make_explorer_screenshot.sh):
+// A picture of a head explorer page (docs/tools/make_explorer_screenshot.sh):
 //   node screenshot.js PAGE.html OUT.png [SITE HEAD QUERY]
 // enlarges head HEAD of site SITE (default: the last site, head 0), hovers query token QUERY
 // (default: the middle one) and writes the top 1400 x 900 pixels of the page.

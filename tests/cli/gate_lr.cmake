@@ -1,4 +1,4 @@
-# The gate learning-rate sweep (scripts/gate_lr_sweep.sh, docs/studies/gate-lr-sweep.md) in its
+# The gate learning-rate sweep (docs/studies/gate_lr_sweep.sh, docs/studies/gate-lr-sweep.md) in its
 # --quick form: 4 tiny lm runs through `headlab ablate`; the sweep's summary must carry the fields
 # the study reads (divergence, loss spikes, the first-token sink) and a chart per metric.
 # Included from tests/CMakeLists.txt.
@@ -12,6 +12,6 @@ foreach(chart valid_loss loss_spikes max_loss_jump sink_mass diverged)
 endforeach()
 add_test(NAME cli.gate_lr_sweep_quick
          COMMAND sh -c "rm -rf \"$1\" && \"$0\" --quick \"$1\" \"$2\" ${GATE_LR_FIELDS} && echo 'the sweep has its fields and charts'"
-                 ${PROJECT_SOURCE_DIR}/scripts/gate_lr_sweep.sh ${GATE_LR_DIR} ${PROJECT_BINARY_DIR})
+                 ${PROJECT_SOURCE_DIR}/docs/studies/gate_lr_sweep.sh ${GATE_LR_DIR} ${PROJECT_BINARY_DIR})
 set_tests_properties(cli.gate_lr_sweep_quick PROPERTIES
                      PASS_REGULAR_EXPRESSION "All 4 runs finished.*the sweep has its fields and charts")

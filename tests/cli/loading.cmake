@@ -1,4 +1,4 @@
-# Loading checks at the command line (README "Conventions"): one bad checkpoint gives the same exit
+# Loading checks at the command line (docs/training.md, "Conventions of every command"): one bad checkpoint gives the same exit
 # status 1 from every command that reads it; options needing more memory than there is are refused
 # at once with the estimate (2); a checkpoint with NaN weights or a FIFO in its place is refused.
 # Uses expect_exit from bad_input.cmake and the tiny copy run of tests/CMakeLists.txt.

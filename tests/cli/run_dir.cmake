@@ -49,7 +49,7 @@ set_tests_properties(cli.heads_existing_output_refused PROPERTIES
                      PASS_REGULAR_EXPRESSION "already holds a run \\(heads.csv.*give --overwrite.*REFUSED-THEN-OVERWRITTEN"
                      FIXTURES_REQUIRED lab_copy)
 
-# The kill -9 soak, short (scripts/soak_kill9.sh runs 20 kills and more by default).
-add_test(NAME soak.kill9_short COMMAND ${PROJECT_SOURCE_DIR}/scripts/soak_kill9.sh ${PROJECT_BINARY_DIR} 5)
+# The kill -9 soak, short (tests/robustness/soak_kill9.sh runs 20 kills and more by default).
+add_test(NAME soak.kill9_short COMMAND ${PROJECT_SOURCE_DIR}/tests/robustness/soak_kill9.sh ${PROJECT_BINARY_DIR} 5)
 set_tests_properties(soak.kill9_short PROPERTIES LABELS soak ENVIRONMENT "SOAK_STEPS=150" TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "soak: PASSED")

@@ -1,5 +1,5 @@
 // The course's per-task tests (docs/course.md, course/tasks.txt).
-// (Over 500 lines on purpose: course/tasks.txt and scripts/check_course.sh find every task's tests
+// (Over 500 lines on purpose: course/tasks.txt and course/check_course.sh find every task's tests
 // in this one file, which a student reads as the list of what each task must do.)
 //
 // Every test case here is named "task <id>: ..." and runs the code of task <id> (the region marked

@@ -1,5 +1,5 @@
 // bleu: corpus BLEU-4 against NLTK 3.8 (tests/fixtures/bleu/cases.json, written by
-// scripts/make_bleu_fixtures.py) and against a few values worked out by hand.
+// tests/fixtures/make_bleu_fixtures.py) and against a few values worked out by hand.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -28,7 +28,7 @@ constexpr double kTolerance = 1e-12;
 
 json load_cases() {
   std::ifstream in(kFixturePath);
-  REQUIRE_MESSAGE(in.good(), "cannot open ", kFixturePath, " (run /usr/bin/python3 scripts/make_bleu_fixtures.py)");
+  REQUIRE_MESSAGE(in.good(), "cannot open ", kFixturePath, " (run /usr/bin/python3 tests/fixtures/make_bleu_fixtures.py)");
   return json::parse(in);
 }
 

@@ -1,5 +1,5 @@
 // chrf: corpus chrF against NLTK 3.8 (tests/fixtures/chrf/cases.json, written by
-// scripts/make_chrf_fixtures.py) and against a few values worked out by hand.
+// tests/fixtures/make_chrf_fixtures.py) and against a few values worked out by hand.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -30,7 +30,7 @@ constexpr double kEpsilon = 1e-16;  // NLTK's F where its formula divides by zer
 
 json load_cases() {
   std::ifstream in(kFixturePath);
-  REQUIRE_MESSAGE(in.good(), "cannot open ", kFixturePath, " (run /usr/bin/python3 scripts/make_chrf_fixtures.py)");
+  REQUIRE_MESSAGE(in.good(), "cannot open ", kFixturePath, " (run /usr/bin/python3 tests/fixtures/make_chrf_fixtures.py)");
   return json::parse(in);
 }
 

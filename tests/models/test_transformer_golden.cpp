@@ -1,5 +1,5 @@
 // Golden test: the encoder-decoder Transformer against PyTorch's nn.Transformer
-// (scripts/make_transformer_fixture.py): same weights, same batch with padding,
+// (tests/fixtures/make_transformer_fixture.py): same weights, same batch with padding,
 // same label-smoothed loss; logits, loss, every parameter gradient and the
 // losses of 5 Adam steps agree (float64: 1e-9 relative; float32: 1e-4 relative).
 #include <doctest/doctest.h>
@@ -23,7 +23,7 @@ const std::string kDir = std::string(HEADLAB_FIXTURE_DIR) + "/transformer/";
 
 nlohmann::json read_meta() {
   std::ifstream in(kDir + "meta.json");
-  REQUIRE_MESSAGE(in.good(), "missing fixture " << kDir << "meta.json; run /usr/bin/python3 scripts/make_transformer_fixture.py");
+  REQUIRE_MESSAGE(in.good(), "missing fixture " << kDir << "meta.json; run /usr/bin/python3 tests/fixtures/make_transformer_fixture.py");
   return nlohmann::json::parse(in);
 }
 

@@ -1,5 +1,5 @@
 // Replays the PyTorch reference cases of tests/fixtures/ops_float64.json
-// (written by scripts/make_op_fixtures.py with torch 1.13, float64) through
+// (written by tests/fixtures/make_op_fixtures.py with torch 1.13, float64) through
 // headlab and compares outputs and input gradients element by element:
 //   |received - expected| <= 1e-12 + 1e-10 * |expected|.
 // Each case records inputs, non-differentiable args, the output, an upstream
@@ -56,7 +56,7 @@ const Fixtures& fixtures() {
     std::ifstream in(kFixturePath);
     if (!in) {
       f.error = "cannot open fixture file " + kFixturePath +
-                " (regenerate it with /usr/bin/python3 scripts/make_op_fixtures.py)";
+                " (regenerate it with /usr/bin/python3 tests/fixtures/make_op_fixtures.py)";
       return f;
     }
     try {

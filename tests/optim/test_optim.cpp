@@ -3,7 +3,7 @@
 // fixture reader and one case loop; split by optimiser they would repeat both.)
 //
 // Parity: tests/fixtures/optim_float64.json (written by
-// scripts/make_optim_fixtures.py with torch 1.13, float64) holds, per case,
+// tests/fixtures/make_optim_fixtures.py with torch 1.13, float64) holds, per case,
 // two initial parameters, the gradient given before each of 5 steps and the
 // parameters after each step. headlab replays them and must agree within
 //   |received - expected| <= 1e-12 * max(1, |expected|).
@@ -65,7 +65,7 @@ const Fixtures& fixtures() {
     std::ifstream in(kFixturePath);
     if (!in) {
       f.error = "cannot open fixture file " + kFixturePath +
-                " (regenerate it with /usr/bin/python3 scripts/make_optim_fixtures.py)";
+                " (regenerate it with /usr/bin/python3 tests/fixtures/make_optim_fixtures.py)";
       return f;
     }
     try {

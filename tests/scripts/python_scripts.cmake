@@ -1,4 +1,4 @@
-# The Python helpers that need no build: the README showcase writer, bench/bpe.py and the showcase
+# The Python helpers that need no build: the showcase writer, bench/bpe.py and the showcase
 # check of the corpus builder. Included from tests/CMakeLists.txt.
 #
 # Which python: the scripts' own #! line is /usr/bin/python3 (Debian's, with nltk and torch for the
@@ -6,11 +6,11 @@
 # standard library). find_program looks in HINTS before PATH.
 find_program(HEADLAB_PYTHON3 NAMES python3 HINTS /usr/bin REQUIRED)
 
-# scripts/update_readme_showcase.py on tests/fixtures/showcase/: the expected README, a second run
+# docs/tools/update_readme_showcase.py on tests/fixtures/showcase/: the expected README, a second run
 # that changes nothing, and each bad input refused with one line (tests/scripts/update_readme_showcase_test.py).
 add_test(NAME scripts.update_readme_showcase
          COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/update_readme_showcase_test.py
-                 ${PROJECT_SOURCE_DIR}/scripts/update_readme_showcase.py ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/showcase
+                 ${PROJECT_SOURCE_DIR}/docs/tools/update_readme_showcase.py ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/showcase
                  ${CMAKE_CURRENT_BINARY_DIR}/update_readme_showcase)
 set_tests_properties(scripts.update_readme_showcase PROPERTIES PASS_REGULAR_EXPRESSION "\nall passed\n")
 
@@ -21,18 +21,29 @@ set_tests_properties(bench.bpe_py_self_test PROPERTIES PASS_REGULAR_EXPRESSION "
 
 # datasets/de-en/showcase.txt: no German side of it is a German side of any split (MANIFEST.md).
 add_test(NAME data.showcase_not_in_corpus
-         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/build_de_en.py --check-showcase
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/datasets/de-en/build_de_en.py --check-showcase
                  --out ${PROJECT_SOURCE_DIR}/datasets/de-en)
 set_tests_properties(data.showcase_not_in_corpus PROPERTIES
                      PASS_REGULAR_EXPRESSION "^showcase.txt: 20 pairs, no German side is one of")
 
-# scripts/update_readme_studies.py on write-ups made by the test: the README's study list in study
+# docs/tools/update_readme_studies.py on write-ups made by the test: the study index in study
 # order, idempotent, and each bad input refused with one line (tests/scripts/update_readme_studies_test.py).
 add_test(NAME scripts.update_readme_studies
          COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/update_readme_studies_test.py
-                 ${PROJECT_SOURCE_DIR}/scripts/update_readme_studies.py ${CMAKE_CURRENT_BINARY_DIR}/update_readme_studies)
+                 ${PROJECT_SOURCE_DIR}/docs/tools/update_readme_studies.py ${CMAKE_CURRENT_BINARY_DIR}/update_readme_studies)
 set_tests_properties(scripts.update_readme_studies PROPERTIES PASS_REGULAR_EXPRESSION "\nall passed\n")
-# The repository's README lists every write-up of docs/studies/ as the write-ups say.
+# The study index (docs/studies/README.md) lists every write-up of docs/studies/ as the write-ups say.
 add_test(NAME docs.readme_studies_up_to_date
-         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/update_readme_studies.py --check)
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/update_readme_studies.py --check)
 set_tests_properties(docs.readme_studies_up_to_date PROPERTIES PASS_REGULAR_EXPRESSION "up to date")
+
+# README.md and docs/: every relative link resolves, every `headlab COMMAND` of the README is a command
+# of `headlab --help`, every tutorial it names is built (tests/docs/check_docs.py).
+add_test(NAME docs.links_and_commands
+         COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_docs.py ${PROJECT_SOURCE_DIR}
+                 $<TARGET_FILE:headlab_cli> ${PROJECT_BINARY_DIR}/tutorials)
+set_tests_properties(docs.links_and_commands PROPERTIES PASS_REGULAR_EXPRESSION "^docs: [0-9]+ links")
+# docs/engine.md has a row for every op of ops.hpp, with its current file and line
+# (docs/tools/op_table.py --check).
+add_test(NAME docs.op_table_complete COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/op_table.py --check)
+set_tests_properties(docs.op_table_complete PROPERTIES PASS_REGULAR_EXPRESSION "the op table is up to date")

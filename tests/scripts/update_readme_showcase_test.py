@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ctest scripts.update_readme_showcase: scripts/update_readme_showcase.py on the fixtures of
+"""ctest scripts.update_readme_showcase: docs/tools/update_readme_showcase.py on the fixtures of
 tests/fixtures/showcase/, against a copy of their small README in a scratch directory.
 
     update_readme_showcase_test.py SCRIPT FIXTURE_DIR SCRATCH_DIR

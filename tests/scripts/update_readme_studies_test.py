@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ctest scripts.update_readme_studies: scripts/update_readme_studies.py on write-ups made here.
+"""ctest scripts.update_readme_studies: docs/tools/update_readme_studies.py on write-ups made here.
 
     update_readme_studies_test.py SCRIPT SCRATCH_DIR
 
@@ -48,7 +48,7 @@ write(readme, "# Top\n\nbefore\n<!-- studies:begin -->\nold text\n<!-- studies:e
 
 rc, out, err = run(readme, studies)
 expected = ("# Top\n\nbefore\n"
-            "<!-- studies:begin (scripts/update_readme_studies.py writes this list from docs/studies/*.md) -->\n"
+            "<!-- studies:begin (docs/tools/update_readme_studies.py writes this list from docs/studies/*.md) -->\n"
             "- **[Study 1: gates](docs/studies/beta.md)** Gates halve the sink.\n"
             "- **[Study 2: heads](docs/studies/alpha.md)** Two heads beat one.\n"
             "<!-- studies:end -->\nafter\n")

@@ -1,5 +1,5 @@
 // Loading checks: what a checkpoint, a corpus or the options say is checked before it is used
-// (README "Conventions": exit statuses and the memory check). The memory estimate itself is in
+// (docs/training.md, "Conventions of every command": exit statuses and the memory check). The memory estimate itself is in
 // test_memory_estimate.cpp; files that are not regular files in tests/data/test_input_file.cpp.
 #include <doctest/doctest.h>
 
@@ -184,7 +184,7 @@ TEST_CASE("translate: every --test sentence is length-checked before step 1, nam
 
 TEST_CASE("fuzz corpus: every seed checkpoint of fuzz_safetensors loads and decodes one step") {
   // The fuzz target decodes one step of every checkpoint that loads (fuzz/fuzz_safetensors.cpp);
-  // its seeds must load, or the fuzzer never reaches decoding. scripts/make_fuzz_checkpoints.sh
+  // its seeds must load, or the fuzzer never reaches decoding. fuzz/make_fuzz_checkpoints.sh
   // makes one per task.
   const fs::path corpus = fs::path(HEADLAB_FIXTURE_DIR) / ".." / ".." / "fuzz" / "corpus" / "fuzz_safetensors";
   std::size_t loaded = 0, decoder_only = 0, translation = 0;

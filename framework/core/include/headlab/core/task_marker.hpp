@@ -7,12 +7,12 @@
 //   ...reference code...
 //   // END TASK 2.1
 //
-// scripts/make_student_copy.py writes a copy of the repository in which every region is replaced
+// course/make_student_copy.py writes a copy of the repository in which every region is replaced
 // by a throw of headlab::NotImplemented naming the task.
 //
 // In the reference build HEADLAB_TASK(id) does nothing unless the environment variable
 // HEADLAB_BLANK_TASKS lists the task ("2.1,4.4", or "all"): then it throws the NotImplemented the
-// student copy would throw. scripts/check_course.sh uses that to check, on one build, that each
+// student copy would throw. course/check_course.sh uses that to check, on one build, that each
 // task's tests fail without it.
 //
 // The core knows nothing of the course itself: the task table (titles, files, which ids exist)

@@ -22,7 +22,7 @@
 //   checkpoint file         its bytes, read whole (loading only)
 //   runtime                 a fixed 48 MB (code, BLAS buffers, data)
 //
-// The constants were set from measured peak RSS (bench/memory_estimate.sh; README "Conventions"):
+// The constants were set from measured peak RSS (bench/memory_estimate.sh; docs/training.md, "Conventions of every command"):
 // above the peak, within about 2x of it. The limit is --max-memory, else the machine's available
 // memory.
 #pragma once

@@ -4,13 +4,13 @@
 # training curves, the pruning curves (importance vs random orders with a band), the importance
 # heatmap and the ablation chart (heads 1, 2, 4 on a log2 axis).
 #
-#   scripts/make_pictures.sh [BUILD_DIR] [OUT_DIR]     defaults: build/release, docs/images
+#   docs/tools/make_pictures.sh [BUILD_DIR] [OUT_DIR]     defaults: build/release, docs/images
 #
 # Needs rsvg-convert (scripts/setup.sh --with-pictures). Every PNG goes to OUT_DIR/all/ (not
 # committed: .gitignore); the three the README shows are copied to OUT_DIR: attention_maps.png,
 # curves.png, prune.png. The runs themselves stay in a temporary directory, removed at the end.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build/release}
 out=${2:-docs/images}
 hl=$build/apps/headlab

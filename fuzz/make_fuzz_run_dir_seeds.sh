@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/make_fuzz_run_dir_seeds.sh [BUILD_DIR]: the seed inputs of fuzz/fuzz_run_dir.cpp, written
+# fuzz/make_fuzz_run_dir_seeds.sh [BUILD_DIR]: the seed inputs of fuzz/fuzz_run_dir.cpp, written
 # to fuzz/corpus/fuzz_run_dir/. Each seed is a run directory's metrics.jsonl, the line "--8<--", and
 # its checkpoint.safetensors, from a real tiny copy-task run with the options fuzz_run_dir resumes
 # with (keep the two in step):

@@ -4,9 +4,9 @@
 An independent check that files written by headlab follow the format (and a
 small reference for how the format works). Usage:
 
-    python3 scripts/check_safetensors.py FILE [FILE ...]
+    python3 tests/data/check_safetensors.py FILE [FILE ...]
         prints the metadata and, per tensor, name, dtype, shape and a few values
-    python3 scripts/check_safetensors.py --write FILE
+    python3 tests/data/check_safetensors.py --write FILE
         writes a small reference file (F32, F64, I64 tensors + metadata) that
         headlab's load_safetensors should read back
 

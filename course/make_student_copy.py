@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Write the student copy of headlab for course mode (docs/course.md).
 
-    scripts/make_student_copy.py --out DIR      write (or refresh) the student copy in DIR
-    scripts/make_student_copy.py --out DIR --with-traps
+    course/make_student_copy.py --out DIR      write (or refresh) the student copy in DIR
+    course/make_student_copy.py --out DIR --with-traps
                                                 the same tree with the regions of the trapped tasks and of their
                                                 prerequisites filled in with the reference and the wrong answers
                                                 of course/traps.txt switchable at run time
-                                                (HEADLAB_COURSE_TRAP=<name>): scripts/check_course.sh's trap check
-    scripts/make_student_copy.py --check        only validate the markers, pages and course/*.txt
-    scripts/make_student_copy.py --tasks        print "id<TAB>title<TAB>prerequisites (transitive)"
-    scripts/make_student_copy.py --no-task-tests   print the doctest filter of the tests that run no task
+                                                (HEADLAB_COURSE_TRAP=<name>): course/check_course.sh's trap check
+    course/make_student_copy.py --check        only validate the markers, pages and course/*.txt
+    course/make_student_copy.py --tasks        print "id<TAB>title<TAB>prerequisites (transitive)"
+    course/make_student_copy.py --no-task-tests   print the doctest filter of the tests that run no task
 
 The copy holds the repository's files (git-tracked, plus untracked ones git does not ignore) with
 every region
@@ -608,7 +608,7 @@ def write_copy(out_dir, entries, by_file, declared, traps_by_file=None):
             if not os.path.islink(path) and not os.listdir(path):
                 os.rmdir(path)
     with open(os.path.join(out_dir, STAMP), "w", encoding="utf-8") as f:
-        f.write("Written by scripts/make_student_copy.py: the headlab student copy (docs/course.md).\n")
+        f.write("Written by course/make_student_copy.py: the headlab student copy (docs/course.md).\n")
     return written, changed, removed
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Rewrites the README's translation showcase from translation runs' summary.json.
+"""Rewrites the translation page's showcase (docs/translation.md) from translation runs' summary.json.
 
-    /usr/bin/python3 scripts/update_readme_showcase.py RUN_DIR [RUN_DIR ...] [--readme README.md]
+    /usr/bin/python3 docs/tools/update_readme_showcase.py RUN_DIR [RUN_DIR ...] [--readme README.md]
 
 The showcase is datasets/de-en/showcase.txt: everyday sentences written by hand for headlab, in no
 split of the corpus (datasets/de-en/MANIFEST.md). `headlab train --task translate` decodes them with
@@ -120,7 +120,7 @@ def showcase_block(summaries):
     """The lines between the markers (each ending in a newline) for these runs' summaries."""
     first = summaries[0]
     showcase = first["showcase"]
-    out = ["<!-- Written by scripts/update_readme_showcase.py from a run's summary.json: rerun it, "
+    out = ["<!-- Written by docs/tools/update_readme_showcase.py from a run's summary.json: rerun it, "
            "do not edit here. -->\n",
            f"{len(showcase)} everyday sentences written for headlab (`datasets/de-en/showcase.txt`, in no split "
            "of the corpus, never trained on), translated by headlab with beam search:\n",
@@ -170,8 +170,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="translation run directories; the first one's "
                     "beam outputs go in the table")
-    ap.add_argument("--readme", default=os.path.normpath(os.path.join(HERE, "..", "README.md")),
-                    help="the README to rewrite (default: the repository's README.md)")
+    ap.add_argument("--readme", default=os.path.normpath(os.path.join(HERE, "..", "translation.md")),
+                    help="the page to rewrite (default: docs/translation.md)")
     a = ap.parse_args(argv)
     try:
         print(update(a.readme, a.run_dirs))

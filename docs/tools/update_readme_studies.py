@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Rewrites the README's study summary from the write-ups in docs/studies/.
+"""Rewrites the study index (docs/studies/README.md) from the write-ups in docs/studies/.
 
-    /usr/bin/python3 scripts/update_readme_studies.py [--readme README.md] [--studies docs/studies] [--check]
+    /usr/bin/python3 docs/tools/update_readme_studies.py [--readme docs/studies/README.md] [--studies docs/studies] [--check]
 
 Each write-up docs/studies/<name>.md starts with a title line "# Study N: ..." and holds its
 verdict between the lines
@@ -24,7 +24,7 @@ import sys
 
 BEGIN, END = "<!-- summary:begin -->", "<!-- summary:end -->"
 README_BEGIN, README_END = "<!-- studies:begin", "<!-- studies:end -->"
-README_BEGIN_LINE = README_BEGIN + " (scripts/update_readme_studies.py writes this list from docs/studies/*.md) -->"
+README_BEGIN_LINE = README_BEGIN + " (docs/tools/update_readme_studies.py writes this list from docs/studies/*.md) -->"
 
 
 class Refused(Exception):
@@ -50,7 +50,7 @@ def study_of(path):
 def summary_block(studies_dir, readme_dir):
     studies = []
     for name in sorted(os.listdir(studies_dir)):
-        if name.endswith(".md"):
+        if name.endswith(".md") and name != "README.md":  # README.md: the index this script writes
             path = os.path.join(studies_dir, name)
             number, title, verdict = study_of(path)
             studies.append((number, title, os.path.relpath(path, readme_dir), verdict))
@@ -68,10 +68,10 @@ def summary_block(studies_dir, readme_dir):
 
 
 def main():
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--readme", default=os.path.join(here, "README.md"))
-    ap.add_argument("--studies", default=os.path.join(here, "docs", "studies"))
+    ap.add_argument("--readme", default=os.path.join(repo, "docs", "studies", "README.md"))
+    ap.add_argument("--studies", default=os.path.join(repo, "docs", "studies"))
     ap.add_argument("--check", action="store_true", help="exit 1 if the README's list is out of date; write nothing")
     a = ap.parse_args()
     try:
@@ -89,7 +89,7 @@ def main():
         print(f"{a.readme}: the study summary is up to date")
         return 0
     if a.check:
-        print(f"update_readme_studies: {a.readme}: the study summary is out of date; run scripts/update_readme_studies.py",
+        print(f"update_readme_studies: {a.readme}: the study summary is out of date; run docs/tools/update_readme_studies.py",
               file=sys.stderr)
         return 1
     tmp = a.readme + ".tmp"

@@ -3,7 +3,7 @@
 # translate, induction; a few KB each, under the fuzzer's 64 KiB -max_len), so that mutations start
 # from files that load and reach the decoding step of fuzz/fuzz_safetensors.cpp.
 #
-#   scripts/make_fuzz_checkpoints.sh [HEADLAB_BINARY]     (default build/release/apps/headlab)
+#   fuzz/make_fuzz_checkpoints.sh [HEADLAB_BINARY]     (default build/release/apps/headlab)
 #
 # tests/train/test_loading.cpp checks that every checkpoint in the corpus loads and decodes.
 set -euo pipefail

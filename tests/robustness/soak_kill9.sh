@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/soak_kill9.sh BUILD_DIR [KILLS]: kill -9 soak of `headlab train` (issue 16).
+# tests/robustness/soak_kill9.sh BUILD_DIR [KILLS]: kill -9 soak of `headlab train` (issue 16).
 #
 # Trains a small copy-task run with a checkpoint every 5 steps, kills it with SIGKILL at random
 # moments at least KILLS times (default 20), each time starting it again with --resume (afresh
@@ -10,7 +10,7 @@
 # Exits 1 on failure; prints the figures either way. SOAK_STEPS (default 300) and SOAK_DIR (default:
 # a new temporary directory, removed on success) can be set in the environment.
 set -u
-BUILD=${1:?usage: scripts/soak_kill9.sh BUILD_DIR [KILLS]}
+BUILD=${1:?usage: tests/robustness/soak_kill9.sh BUILD_DIR [KILLS]}
 KILLS=${2:-20}
 STEPS=${SOAK_STEPS:-300}
 HL=$BUILD/apps/headlab

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates docs/images/explorer.png, the README's picture of the head explorer:
-#   scripts/make_explorer_screenshot.sh [BUILD_DIR]        (default build/release; ~1 min)
+#   docs/tools/make_explorer_screenshot.sh [BUILD_DIR]        (default build/release; ~1 min)
 # trains the README's induction model (2 layers, attention only), prunes it, writes its explorer
 # page and photographs it in headless Chromium: layer 1's first head enlarged, a token of the
 # repeated half hovered. Needs scripts/setup.sh --with-browser.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build/release}
 hl=$build/apps/headlab
 work=$(mktemp -d)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/check_examples.sh [BUILD_DIR]: headlab as an outside project sees it, run by .ci/run.
+# examples/check_examples.sh [BUILD_DIR]: headlab as an outside project sees it, run by .ci/run.
 #
 #  1. `cmake --install BUILD_DIR` (default build/release, already built) into a fresh temporary
 #     prefix: every public header, every library and the CMake package land there, and the package

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# scripts/hostile_inputs.sh [BUILD_DIR]: the command line against bad input and faults, as a
+# tests/robustness/hostile_inputs.sh [BUILD_DIR]: the command line against bad input and faults, as a
 # careful user and an attacker would try it. Run by ctest (cli.hostile_inputs) and by hand.
 #
 # Every case gives the command, the exit status it must end with (2: a usage error or a bad value,
-# 1: a file that cannot be used or a run that failed; README "Conventions") and a pattern its output
+# 1: a file that cannot be used or a run that failed; docs/training.md, "Conventions of every command") and a pattern its output
 # must contain. Every case must also:
 #   - end within 30 s (a hang or a long allocation is a failure),
 #   - print no line longer than 400 bytes (a hostile value is quoted clipped, not echoed whole),
@@ -11,7 +11,7 @@
 #   - and, where it names a run directory that holds a run, leave every file there byte-identical.
 # Prints one line per case and "N cases, N handled"; exits 1 if any case was not handled.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 build=${1:-build/release}
 hl=$(cd "$build" && pwd)/apps/headlab
 [ -x "$hl" ] || { echo "hostile_inputs: $hl not found; build first"; exit 2; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the `fuzz` preset (clang, libFuzzer + ASan + UBSan) and runs every fuzz target.
 #
-#   scripts/fuzz.sh [SECONDS] [JOBS] [TARGET...]   SECONDS per target (default 20), JOBS targets at a
+#   fuzz/fuzz.sh [SECONDS] [JOBS] [TARGET...]   SECONDS per target (default 20), JOBS targets at a
 #                                                  time (default 1), the TARGETs named (default: all)
 #
 # Each target starts from a copy of its committed seed corpus (fuzz/corpus/<target>/) in a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/gate_lr_sweep.sh [--quick] OUT_DIR [BUILD_DIR]: the gate's stability claim as one command
+# docs/studies/gate_lr_sweep.sh [--quick] OUT_DIR [BUILD_DIR]: the gate's stability claim as one command
 # (docs/studies/gate-lr-sweep.md). A learning-rate sweep of the character lm on the King James text:
 #
 #   gate = none, headwise, elementwise  x  lr = 0.008 .. 1.0 (8 rates, about x2 apart)  x  seeds 1, 2, 3
@@ -16,8 +16,8 @@
 set -euo pipefail
 quick=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
-out=${1:?usage: scripts/gate_lr_sweep.sh [--quick] OUT_DIR [BUILD_DIR]}
-repo=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: docs/studies/gate_lr_sweep.sh [--quick] OUT_DIR [BUILD_DIR]}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$repo/build/release}
 hl=$build/apps/headlab
 [ -x "$hl" ] || { echo "gate_lr_sweep: $hl not found; build first" >&2; exit 2; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/check_course.sh [BUILD_DIR]: the checks of course mode (docs/course.md), run by .ci/run.
+# course/check_course.sh [BUILD_DIR]: the checks of course mode (docs/course.md), run by .ci/run.
 #
 #  0. the task markers in framework/ agree with course/tasks.txt, every task has its page with the
 #     required sections linked from the student README, course/student_copy.txt and course/traps.txt
@@ -54,9 +54,9 @@ for bin in "$tests" "$hidden" "$cli"; do
 done
 
 echo "-- 0. markers"
-python3 scripts/make_student_copy.py --check
-mapfile -t task_lines < <(python3 scripts/make_student_copy.py --tasks)
-no_task_filter=$(python3 scripts/make_student_copy.py --no-task-tests)
+python3 course/make_student_copy.py --check
+mapfile -t task_lines < <(python3 course/make_student_copy.py --tasks)
+no_task_filter=$(python3 course/make_student_copy.py --no-task-tests)
 declare -A prereqs
 ids=()
 for line in "${task_lines[@]}"; do
@@ -168,7 +168,7 @@ echo "   part a: $(( $(date +%s) - start )) s"
 
 echo "-- b. the student copy ($student)"
 b_start=$(date +%s)
-python3 scripts/make_student_copy.py --out "$student/src"
+python3 course/make_student_copy.py --out "$student/src"
 # (headlab/core/task_marker.hpp documents the marker syntax itself, so it is left out of the search.)
 if grep -rnE --exclude=task_marker.hpp 'HEADLAB_TASK\("|// (BEGIN|END) (FAST TWIN OF )?TASK' "$student/src/framework"; then
   fail "the student copy still has task markers in framework/"
@@ -180,7 +180,7 @@ for x in "${ids[@]}"; do
 done
 cmp -s course/student/flash_attention_stub.cpp "$student/src/framework/attention/kernels/flash_attention.cpp" ||
   fail "the student copy's flash_attention.cpp is not the stub (course/student/flash_attention_stub.cpp)"
-for f in scripts/make_student_copy.py scripts/check_course.sh docs/course.md course/grading course/traps.txt \
+for f in course/make_student_copy.py course/check_course.sh docs/course.md course/grading course/traps.txt \
          course/student_copy.txt course/student .ci tests/attention/test_flash_attention.cpp; do
   if [ -e "$student/src/$f" ]; then fail "the student copy has the instructor-only $f"; fi
 done
@@ -238,12 +238,12 @@ fi
 
 echo "-- c. traps (course/traps.txt): each deliberately wrong answer fails its task"
 c_start=$(date +%s)
-python3 scripts/make_student_copy.py --out "$student/src" --with-traps
+python3 course/make_student_copy.py --out "$student/src" --with-traps
 if ! cmake --build "$student/build" --target headlab_tests -j 2 > "$student/build-traps.log" 2>&1; then
   tail -n 60 "$student/build-traps.log"
   fail "the student copy with the traps does not build (log: $student/build-traps.log)"
 else
-  mapfile -t trap_lines < <(python3 scripts/make_student_copy.py --traps)
+  mapfile -t trap_lines < <(python3 course/make_student_copy.py --traps)
   filter=""
   for line in "${trap_lines[@]}"; do
     IFS=$'\t' read -r _name task deps <<< "$line"
@@ -283,7 +283,7 @@ else
   done
   echo "   every trap fails its task also with task 0.2's traps on (${gradcheck_traps#,})"
 fi
-python3 scripts/make_student_copy.py --out "$student/src" > /dev/null  # the student copy again (its build is rebuilt next time)
+python3 course/make_student_copy.py --out "$student/src" > /dev/null  # the student copy again (its build is rebuilt next time)
 echo "   part c: $(( $(date +%s) - c_start )) s"
 rm -f "$grade_json" "$grade_json.log"
 
