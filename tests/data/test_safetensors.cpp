@@ -399,10 +399,11 @@ TEST_CASE("safetensors: I/O failures throw IOError naming the path") {
   // Saving into a directory that does not exist.
   const std::string nowhere = dir.file("no/such/dir/ckpt.safetensors");
   check_error<IOError>([&] { save_safetensors(nowhere, small_file()); }, {nowhere, "cannot create temporary file"});
-  // Saving over a directory: the rename fails, the temp file is removed.
+  // Saving over a directory: refused before anything is written (write_file_atomic replaces
+  // regular files only), no temporary file left.
   fs::create_directories(dir.path / "taken");
   const std::string taken = dir.file("taken");
-  check_error<IOError>([&] { save_safetensors(taken, small_file()); }, {taken, "renaming"});
+  check_error<IOError>([&] { save_safetensors(taken, small_file()); }, {taken, "exists and is a directory"});
   CHECK(dir.listing() == std::vector<std::string>{"taken"});
 }
 
