@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "headlab/attention/attention.hpp"
@@ -26,8 +27,13 @@ struct Case {
 template <typename T>
 double max_diff(const Array<T>& a, const Array<T>& b) {
   REQUIRE(a.shape() == b.shape());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a.data()[i]) - double(b.data()[i])));
+  double m = 0;  // +infinity when any difference is not finite: NaN never passes `< tol`
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = double(a.data()[i]), y = double(b.data()[i]);
+    const double d = x == y ? 0.0 : std::abs(x - y);
+    if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, d);
+  }
   return m;
 }
 

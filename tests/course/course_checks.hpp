@@ -72,10 +72,17 @@ inline std::uint64_t seed(std::uint64_t base) {
   return base + offset;
 }
 
+// max |a - b| over the elements; +infinity when any difference is not finite, so that a result
+// holding NaN never passes `max_diff(...) < tol` (std::max(m, NaN) would keep m). Equal infinities
+// (two -inf of a mask) differ by 0.
 inline double max_diff(const Array<double>& a, const Array<double>& b) {
   REQUIRE(a.shape() == b.shape());
   double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = a.data()[i] == b.data()[i] ? 0.0 : std::abs(a.data()[i] - b.data()[i]);
+    if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, d);
+  }
   return m;
 }
 
