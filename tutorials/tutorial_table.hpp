@@ -55,9 +55,21 @@ Shape shape_of(const A& a) {
 template <typename T>
 double max_abs_diff(const Array<T>& a, const Array<T>& b) {
   if (shape_of(a) != shape_of(b)) return std::numeric_limits<double>::infinity();
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a.data()[i]) - double(b.data()[i])));
+  double m = 0;  // +infinity when any difference is not finite: NaN never passes `< tol`
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = double(a.data()[i]), y = double(b.data()[i]);
+    const double d = x == y ? 0.0 : std::fabs(x - y);
+    if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, d);
+  }
   return m;
+}
+
+// Tokens joined by single spaces: {"der", "hund"} -> "der hund".
+inline std::string joined(const std::vector<std::string>& tokens) {
+  std::string s;
+  for (std::size_t i = 0; i < tokens.size(); ++i) s += (i ? " " : "") + tokens[i];
+  return s;
 }
 
 }  // namespace headlab

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/data/input_file.hpp"
 
 namespace headlab {
@@ -142,14 +143,31 @@ ParallelPair parse_tsv_line(std::string_view line, std::size_t line_number, cons
   if (trim(line).empty()) fail("blank line (expected source<TAB>target)");
   const std::size_t tabs = static_cast<std::size_t>(std::count(line.begin(), line.end(), '\t'));
   if (tabs == 0) fail("no tab (expected source<TAB>target)");
-  if (tabs > 1) fail(std::to_string(tabs) + " tabs (expected exactly one, between source and target)");
+  if (tabs > 2) fail(std::to_string(tabs) + " tabs (expected source<TAB>target, or source<TAB>target<TAB>alignment)");
   const std::size_t tab = line.find('\t');
+  const std::size_t second_tab = tabs == 2 ? line.find('\t', tab + 1) : line.size();
   ParallelPair pair;
   pair.source = std::string(trim(line.substr(0, tab)));
-  pair.target = std::string(trim(line.substr(tab + 1)));
+  pair.target = std::string(trim(line.substr(tab + 1, second_tab - tab - 1)));
   pair.line = line_number;
   if (pair.source.empty()) fail("empty source side");
   if (pair.target.empty()) fail("empty target side");
+  if (tabs == 2) {
+    const std::string_view links = line.substr(second_tab + 1);
+    const std::size_t source_tokens = tokenize(pair.source).size(), target_tokens = tokenize(pair.target).size();
+    for (const std::string& link : split_whitespace(links)) {
+      const std::size_t dash = link.find('-');
+      const bool digits = dash != std::string::npos && dash > 0 && dash + 1 < link.size() && link.size() <= 12 &&
+                          std::all_of(link.begin(), link.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); }) &&
+                          link.find('-', dash + 1) == std::string::npos;
+      if (!digits) fail("alignment link " + quote_clipped(link, 40) + " is not i-j (source index - target index)");
+      const std::size_t i = std::stoul(link.substr(0, dash)), j = std::stoul(link.substr(dash + 1));
+      if (i >= source_tokens || j >= target_tokens)
+        fail("alignment link " + link + " is out of range (" + std::to_string(source_tokens) + " source and " +
+             std::to_string(target_tokens) + " target tokens)");
+      pair.alignment.emplace_back(i, j);
+    }
+  }
   return pair;
 }
 

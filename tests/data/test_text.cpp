@@ -165,6 +165,37 @@ TEST_CASE("tsv: read_parallel_tsv skips a UTF-8 byte-order mark") {
   CHECK(pairs[0].source == "ja");
 }
 
+TEST_CASE("tsv: a third column is read as a Pharaoh alignment over the tokens") {
+  TempDir dir;
+  const std::string path = dir.write("aligned.tsv", "Der Hund schläft.\tThe dog sleeps.\t0-0 1-1 2-2 3-3\nja\tyes\n");
+  const std::vector<ParallelPair> pairs = read_parallel_tsv(path);
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0].target == "The dog sleeps.");
+  const std::vector<std::pair<std::size_t, std::size_t>> links = {{0, 0}, {1, 1}, {2, 2}, {3, 3}};
+  CHECK(pairs[0].alignment == links);
+  CHECK(pairs[1].alignment.empty());
+}
+
+// The grammar corpus through headlab's own reader: every link is in range of headlab's tokens (the
+// reader refuses any that is not), and only the German comma and the English do/does go unlinked.
+TEST_CASE("tsv: every split of the grammar corpus reads with its alignments in range") {
+  const std::string dir = std::string(HEADLAB_FIXTURE_DIR) + "/../../datasets/grammar-de-en/";
+  for (const char* split : {"train", "valid", "test", "gen_long", "gen_combo"}) {
+    CAPTURE(split);
+    const std::vector<ParallelPair> pairs = read_parallel_tsv(dir + split + ".tsv");
+    CHECK(pairs.size() >= 300);
+    std::size_t unlinked = 0;
+    for (const ParallelPair& p : pairs) {
+      const auto source = tokenize(p.source), target = tokenize(p.target);
+      std::vector<bool> s(source.size()), t(target.size());
+      for (const auto& [i, j] : p.alignment) s[i] = t[j] = true;
+      for (std::size_t i = 0; i < s.size(); ++i) unlinked += !s[i] && source[i] != ",";
+      for (std::size_t j = 0; j < t.size(); ++j) unlinked += !t[j] && target[j] != "do" && target[j] != "does";
+    }
+    CHECK(unlinked == 0);
+  }
+}
+
 TEST_CASE("tsv: read_parallel_tsv names the file and line of a bad line") {
   TempDir dir;
   const std::string no_tab = dir.write("no_tab.tsv", "a\tb\nc\td\nno tab here\ne\tf\n");
@@ -173,10 +204,17 @@ TEST_CASE("tsv: read_parallel_tsv names the file and line of a bad line") {
   CHECK(msg.find(no_tab + ":3:") != std::string::npos);
   CHECK(msg.find("no tab") != std::string::npos);
 
-  const std::string two_tabs = dir.write("two_tabs.tsv", "a\tb\nc\td\te\n");
-  msg = tsv_error(two_tabs);
-  CHECK(msg.find(two_tabs + ":2:") != std::string::npos);
-  CHECK(msg.find("2 tabs") != std::string::npos);
+  const std::string three_tabs = dir.write("three_tabs.tsv", "a\tb\nc\td\t0-0\te\n");
+  msg = tsv_error(three_tabs);
+  CHECK(msg.find(three_tabs + ":2:") != std::string::npos);
+  CHECK(msg.find("3 tabs") != std::string::npos);
+
+  // A third column is a gold alignment: i-j pairs within the sides' tokens.
+  const std::string bad_link = dir.write("bad_link.tsv", "a b\tc\t0-0 1-x\n");
+  CHECK(tsv_error(bad_link).find(bad_link + ":1: alignment link '1-x' is not i-j") != std::string::npos);
+  const std::string out_of_range = dir.write("out_of_range.tsv", "der hund .\tthe dog .\t0-0 1-1 3-2\n");
+  CHECK(tsv_error(out_of_range).find("alignment link 3-2 is out of range (3 source and 3 target tokens)") !=
+        std::string::npos);
 
   const std::string empty_target = dir.write("empty_target.tsv", "a\t   \r\n");
   msg = tsv_error(empty_target);

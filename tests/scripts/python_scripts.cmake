@@ -47,3 +47,9 @@ set_tests_properties(docs.links_and_commands PROPERTIES PASS_REGULAR_EXPRESSION 
 # (docs/tools/op_table.py --check).
 add_test(NAME docs.op_table_complete COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/op_table.py --check)
 set_tests_properties(docs.op_table_complete PROPERTIES PASS_REGULAR_EXPRESSION "the op table is up to date")
+
+# datasets/grammar-de-en: deterministic, the committed files equal a fresh build, no German sentence
+# in two splits, every alignment link in range and every word linked (tests/data/grammar_corpus_test.py).
+add_test(NAME data.grammar_corpus COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/data/grammar_corpus_test.py
+                                          ${PROJECT_SOURCE_DIR})
+set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all checks pass")

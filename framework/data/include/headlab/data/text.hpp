@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "headlab/data/bpe.hpp"
@@ -53,17 +54,21 @@ bool is_valid_utf8(std::string_view s);
 struct ParallelPair {
   std::string source, target;
   std::size_t line = 0;
+  // The optional third column: a gold word alignment in the Pharaoh format of fast_align and
+  // awesome-align, "0-0 1-1 2-3" (source token index - target token index, 0-based, over the tokens
+  // of tokenize()). Empty when the line has two columns. Training ignores it.
+  std::vector<std::pair<std::size_t, std::size_t>> alignment;
 };
 
-// A two-column TSV parallel corpus, `source<TAB>target` per line, UTF-8.
+// A two- or three-column TSV parallel corpus, `source<TAB>target[<TAB>alignment]` per line, UTF-8.
 //   - each side is trimmed of leading/trailing whitespace (the six characters above);
 //   - a trailing \r (CRLF files) is stripped; a final line without a newline is accepted;
 //   - a UTF-8 byte-order mark at the very start of the file is skipped;
 //   - blank lines are errors, not skipped (a blank line in a parallel corpus usually means the two
 //     sides were pasted out of alignment).
 // Throws IOError when the file cannot be opened or read, and FormatError
-// "read_parallel_tsv: FILE:LINE: why" for invalid UTF-8, a line without exactly one tab, an empty
-// side, and "read_parallel_tsv: FILE: no sentence pairs" for an empty file.
+// "read_parallel_tsv: FILE:LINE: why" for invalid UTF-8, a line with no tab or more than two, an
+// empty side, an alignment that is not "i-j" pairs or names a token index the side does not have, and "read_parallel_tsv: FILE: no sentence pairs" for an empty file.
 std::vector<ParallelPair> read_parallel_tsv(const std::string& path);
 // The parser behind read_parallel_tsv, on text already in memory (also a fuzzing entry point):
 // the same rules and the same FormatError messages, with `source_name` where FILE stands.
