@@ -73,6 +73,13 @@ ExplorerInput explorer_input(LoadedModel& m, const std::string& input, const Pro
   return {one_row(ids), one_row(ids)};
 }
 
+// --align-data: a pair as the model reads it under teacher forcing: source pieces + </s>, and the
+// decoder's input <s> + the reference's pieces (ValueError naming FILE:LINE when it is too long).
+ExplorerInput pair_input(const LoadedModel& m, const ParallelPair& pair, const std::string& file) {
+  const EncodedPair e = encode_evaluation_pairs(m.src_vocab, m.tgt_vocab, {pair}, m.options.max_len, file).at(0);
+  return {one_row(e.source), one_row(std::vector<std::int64_t>(e.target.begin(), e.target.end() - 1))};
+}
+
 // An existing file at `path` without --overwrite is a usage error naming the flag.
 void check_output(const std::string& path, const char* flag, bool overwrite) {
   std::error_code ec;
@@ -99,20 +106,43 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
   explore->add_option("--seed", o.seed, "seed of the probe")->check(whole_number())->capture_default_str();
   explore->add_option("--dump-json", o.dump_json, "also write the page's data as JSON to this file");
   explore->add_flag("--overwrite", o.overwrite, "replace an existing --out (and --dump-json) file");
+  auto* align = explore->add_option("--align-data", o.align_data,
+                                    "translate: a TSV with gold links (source<TAB>target<TAB>\"0-0 1-2\"): one of its "
+                                    "pairs is the input, its gold links are drawn on the cross-attention maps and "
+                                    "each head's AER is in the scores table");
+  align->excludes("--input");
+  explore->add_option("--align-pair", o.align_pair, "--align-data: the pair shown (1 = the first)")
+      ->check(whole_number(1, 1000000000))->capture_default_str();
+  explore->add_option("--align-count", o.align_count, "--align-data: the first N pairs scored for AER (0 = all)")
+      ->check(whole_number(0, 1000000000))->capture_default_str();
   return explore;
 }
 
 int run_explore(const ExploreOptions& o) {
-  check_output_file(o.out, {o.checkpoint, o.dump_json}, "--out");
-  check_output_file(o.dump_json, {o.checkpoint}, "--dump-json");
+  check_output_file(o.out, {o.checkpoint, o.dump_json, o.align_data}, "--out");
+  check_output_file(o.dump_json, {o.checkpoint, o.align_data}, "--dump-json");
   if (!o.dump_json.empty() && fs::path(o.out).lexically_normal() == fs::path(o.dump_json).lexically_normal())
     throw ValueError("--dump-json: the same file as --out");
   check_output(o.out, "--out", o.overwrite);
   check_output(o.dump_json, "--dump-json", o.overwrite);
   LoadedModel m = load_trained_model(o.checkpoint);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
-  const ExplorerInput input = explorer_input(m, o.input, probe);
+  std::vector<ParallelPair> gold;  // --align-data: the pairs scored; the shown one is gold_shown
+  ParallelPair gold_shown;
+  if (!o.align_data.empty()) {
+    if (m.options.task != Task::translate)
+      throw ValueError("--align-data: gold links are for translation checkpoints; this one is '" +
+                       task_name(m.options.task) + "'");
+    gold = read_parallel_tsv(o.align_data);
+    if (o.align_pair > gold.size())
+      throw ValueError("--align-pair: " + o.align_data + " has " + std::to_string(gold.size()) + " pairs, not " +
+                       std::to_string(o.align_pair));
+    gold_shown = gold[o.align_pair - 1];
+    if (o.align_count && o.align_count < gold.size()) gold.resize(o.align_count);
+  }
+  const ExplorerInput input = o.align_data.empty() ? explorer_input(m, o.input, probe) : pair_input(m, gold_shown, o.align_data);
   ExplorerData data = collect_explorer_data(m, input, probe, o.probe_sequences, o.seed);
+  if (!o.align_data.empty()) add_gold_alignment(data, m, gold_shown, gold, QueryStep::predict, o.align_data);
   const fs::path checkpoint(o.checkpoint);
   const fs::path run_dir = checkpoint.parent_path().empty() ? fs::path(".") : checkpoint.parent_path();
   // The run directory's name and the file, never the absolute path.

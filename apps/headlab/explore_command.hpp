@@ -3,6 +3,7 @@
 //
 //   headlab explore --checkpoint RUN/checkpoint.safetensors --out report.html [--input ...]
 //                   [--probe-sequences N] [--block T] [--seed S] [--dump-json FILE] [--overwrite]
+//                   [--align-data TSV [--align-pair N] [--align-count N]]   (translate: gold links, AER)
 //
 // The data: headlab/lab/explorer.hpp; the page: headlab/report/explorer_page.hpp. The probe and
 // its defaults are those of `headlab heads`, so the page's scores are the numbers of heads.csv.
@@ -28,6 +29,12 @@ struct ExploreOptions {
   std::uint64_t seed = 1;
   std::string dump_json;             // also write the page's data here (JSON)
   bool overwrite = false;            // replace an existing --out / --dump-json
+  // translate: a TSV with gold links (third column). Its pair number align_pair (1-based) is the
+  // input (instead of --input) with its gold links drawn on the cross-attention maps, and every
+  // head's AER over its first align_count pairs is in the scores table.
+  std::string align_data;
+  std::size_t align_pair = 1;
+  std::size_t align_count = 200;
 };
 
 CLI::App* add_explore_command(CLI::App& app, ExploreOptions& options);

@@ -10,6 +10,7 @@
 
 #include "ablate_command.hpp"
 #include "course_command.hpp"
+#include "align_command.hpp"
 #include "explore_command.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
@@ -192,6 +193,9 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::CourseOptions course_options;
   CLI::App* course = headlab::cli::add_course_command(app, course_options);
 
+  headlab::cli::AlignOptions align_options;
+  CLI::App* align = headlab::cli::add_align_command(app, align_options);
+
   headlab::cli::ExploreOptions explore_options;
   CLI::App* explore = headlab::cli::add_explore_command(app, explore_options);
 
@@ -271,6 +275,14 @@ int run_command_line(int argc, char** argv) {
       return headlab::cli::run_ablate(ablate_options);
     }
     if (*course) return headlab::cli::run_course(*course, course_options);
+    if (*align) {
+      try {
+        return headlab::cli::run_align(align_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab align: " << e.what() << "\n";
+        return 2;  // a usage error: not a translation checkpoint, a pair without gold links or too long
+      }
+    }
     if (*explore) {
       try {
         return headlab::cli::run_explore(explore_options);

@@ -57,6 +57,29 @@ ExplorerData collect_explorer_data(LoadedModel& m, const ExplorerInput& input, c
   return d;
 }
 
+void add_gold_alignment(ExplorerData& d, LoadedModel& m, const ParallelPair& shown,
+                        const std::vector<ParallelPair>& scored, QueryStep step, const std::string& file) {
+  const std::vector<HeadAlignment> rows = align_heads(m, scored, step, file);  // refuses a non-translate model
+  if (shown.alignment.empty())
+    throw ValueError("explore: " + file + ":" + std::to_string(shown.line) + ": no gold alignment to draw");
+  const std::vector<std::size_t> source_words = word_of_pieces(m.src_vocab.pieces(tokenize(shown.source)));
+  const std::vector<std::size_t> target_words = word_of_pieces(m.tgt_vocab.pieces(tokenize(shown.target)));
+  d.aer.assign(d.sites.size(), {});
+  for (std::size_t s = 0; s < d.sites.size(); ++s) {
+    ExplorerSite& site = d.sites[s];
+    d.aer[s].assign(site.weights.shape()[0], std::numeric_limits<double>::quiet_NaN());
+    if (site.kind != "cross") continue;
+    if (site.weights.shape()[1] < target_words.size() + 1 || site.weights.shape()[2] < source_words.size())
+      throw ValueError("explore: the maps were not computed on " + file + ":" + std::to_string(shown.line));
+    site.gold = gold_cells(shown.alignment, source_words, target_words, step);
+    for (const HeadAlignment& r : rows)
+      if (r.site == site.name && r.head >= 0) d.aer[s][std::size_t(r.head)] = r.counts.aer();
+  }
+  d.alignment_pairs = scored.size();
+  d.alignment_file = fs::path(file).filename().string();
+  d.alignment_step = query_step_name(step);
+}
+
 // ---- The run's files ----------------------------------------------------------------------------
 namespace {
 
@@ -204,18 +227,21 @@ std::string explorer_json(const ExplorerData& d) {
       heads.push_back(std::move(rows));
     }
     j["sites"].push_back({{"name", s.name}, {"kind", s.kind}, {"layer", s.layer}, {"heads", H},
-                          {"queries", s.query_tokens}, {"keys", s.key_tokens}, {"weights", std::move(heads)}});
+                          {"queries", s.query_tokens}, {"keys", s.key_tokens}, {"weights", std::move(heads)},
+                          {"gold", s.gold}});
   }
   j["scores"] = json::array();
   std::size_t site = 0;
   for (const HeadRoles& r : d.scores) {
     while (site < d.sites.size() && d.sites[site].name != r.site) ++site;
     const bool has_importance = site < d.importance.size() && r.head < d.importance[site].size();
+    const bool has_aer = site < d.aer.size() && r.head < d.aer[site].size();
     j["scores"].push_back({{"site", r.site}, {"kind", r.kind}, {"layer", r.layer}, {"head", r.head},
                            {"entropy", number_or_null(r.entropy)}, {"sink_mass", number_or_null(r.sink_mass)},
                            {"previous_token", number_or_null(r.previous_token)},
                            {"induction", number_or_null(r.induction)}, {"gate_mean", number_or_null(r.gate_mean)},
-                           {"importance", has_importance ? number_or_null(d.importance[site][r.head]) : json(nullptr)}});
+                           {"importance", has_importance ? number_or_null(d.importance[site][r.head]) : json(nullptr)},
+                           {"aer", has_aer ? number_or_null(d.aer[site][r.head]) : json(nullptr)}});
   }
   if (d.prune.empty()) {
     j["prune"] = nullptr;
@@ -226,6 +252,9 @@ std::string explorer_json(const ExplorerData& d) {
                       {"loss", number_or_null(p.loss)}, {"metric", number_or_null(p.metric)}});
     j["prune"] = {{"metric", d.prune_metric}, {"rows", std::move(rows)}};
   }
+  j["alignment"] = d.alignment_file.empty() ? json(nullptr)
+                                             : json({{"pairs", d.alignment_pairs}, {"file", d.alignment_file},
+                                                     {"query_step", d.alignment_step}});
   j["curves"] = json::array();
   for (const CurvePoint& p : d.curves)
     j["curves"].push_back({{"step", p.step}, {"loss", number_or_null(p.loss)}, {"valid_loss", number_or_null(p.valid_loss)}});

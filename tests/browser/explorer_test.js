@@ -205,10 +205,51 @@ async function checkPage(browser, c, takeScreenshot) {
   await page.close();
 }
 
+// ---- Gold links (explore --align-data) -------------------------------------------------------------
+// The toy's pair links source word i to target word i (one piece each), so with the decoder step
+// that predicts a word the gold cells are (i, i) for i < gold_words; the AER column must be what
+// `headlab align` wrote; the enlarged cross-attention map must show the orange marker in a gold cell.
+async function checkGoldPage(browser, c) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.goto('file://' + path.resolve(c.page));
+  await page.waitForSelector('#focus .key-token');
+  const data = await page.evaluate(() => JSON.parse(document.getElementById('headlab-data').textContent));
+  const expected = JSON.stringify(Array.from({ length: c.gold_words }, (_, i) => [i, i]));
+  const cross = data.sites.map((s, k) => [s, k]).filter(([s]) => s.kind === 'cross');
+  check(cross.length > 0, 'gold: no cross-attention site');
+  for (const [s] of cross) check(JSON.stringify(s.gold) === expected, `gold: ${s.name} gold cells ${JSON.stringify(s.gold)}, expected ${expected}`);
+  for (const s of data.sites.filter((x) => x.kind !== 'cross')) check(s.gold.length === 0, `gold: ${s.name} has gold cells`);
+  const align = readCsv(c.align_csv).filter((r) => r.head !== 'mean');
+  const table = await page.$$eval('#scores tbody tr', (rows) => rows.map((r) => ({
+    site: r.querySelector('td[data-key="site"]').textContent, head: Number(r.querySelector('td[data-key="head"]').textContent),
+    aer: r.querySelector('td[data-key="aer"]') && r.querySelector('td[data-key="aer"]').dataset.value })));
+  check(align.length === cross.reduce((n, [s]) => n + s.heads, 0), `gold: alignment.csv has ${align.length} heads`);
+  for (const row of align) {
+    const t = table.find((x) => x.site === row.site && x.head === Number(row.head));
+    check(t && t.aer !== null && t.aer !== undefined && Math.abs(Number(t.aer) - Number(row.aer)) < 1e-5,
+          `gold: ${row.site} head ${row.head}: the table's AER ${t && t.aer}, alignment.csv ${row.aer}`);
+  }
+  const [site, k] = cross[0];
+  await page.click(`#panel-${k}-0`);
+  check(await page.$('#gold-legend') !== null, 'gold: no legend under the enlarged cross-attention map');
+  // The marker's outline: orange pixels on the left edge of gold cell (0, 0) of the canvas.
+  const orange = await page.$eval('#focus canvas', (canvas, L) => {
+    const cell = canvas.height / L;
+    const px = canvas.getContext('2d').getImageData(1, Math.floor(cell / 2), 1, 1).data;
+    return px[0] > 200 && px[1] > 60 && px[1] < 140 && px[2] < 60;
+  }, site.queries.length);
+  check(orange, 'gold: no orange marker in the gold cell (0, 0) of the enlarged map');
+  check(problems.length === 0, `gold: ${problems.join('; ')}`);
+  console.log(`gold: ${cross.length} cross-attention sites with ${c.gold_words} gold cells, ${align.length} AERs as align wrote them`);
+  await page.close();
+}
+
 (async () => {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
   try {
-    for (const [k, c] of cases.entries()) await checkPage(browser, c, k === 0);
+    for (const [k, c] of cases.entries()) await (c.align_csv ? checkGoldPage(browser, c) : checkPage(browser, c, k === 0));
   } finally {
     await browser.close();
   }

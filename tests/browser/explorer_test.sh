@@ -65,6 +65,16 @@ awk -F, -v OFS=, 'NR == 1 || $1 == "importance" { print; next }
   "$work/induction/prune/prune.csv" > "$work/induction_k/prune/prune.csv"
 random_orders=3
 add_case induction_k "$work/induction_k/checkpoint.safetensors" true
+# Gold links (--align-data): the toy's validation pairs with links i-i (word wK -> vK; "." unlinked),
+# the third pair shown; `headlab align` on the same 20 pairs gives the independent AER of each head.
+awk -F '\t' '{ n = split($1, w, " "); l = ""; for (i = 0; i < n; i++) l = l (i ? " " : "") i "-" i; print $0 "\t" l }' \
+  "$toy/toy_valid.tsv" > "$work/aligned.tsv"
+quiet "$headlab" explore --checkpoint "$work/translate/best.safetensors" --out "$work/gold.html" --overwrite \
+  --align-data "$work/aligned.tsv" --align-pair 3 --align-count 20
+quiet "$headlab" align --checkpoint "$work/translate/best.safetensors" --data "$work/aligned.tsv" --count 20 \
+  --out "$work/gold.align" --overwrite
+gold_words=$(sed -n 3p "$toy/toy_valid.tsv" | cut -f1 | wc -w)
+cases+=",{\"name\":\"gold\",\"page\":\"$work/gold.html\",\"align_csv\":\"$work/gold.align/alignment.csv\",\"gold_words\":$gold_words}"
 cases+="]"
 echo "$cases" >"$work/cases.json"
 

@@ -40,6 +40,7 @@
 #include "headlab/train/token_codec.hpp"
 #include "headlab/train/trainer.hpp"
 // lab: head scores, importance, pruning, sweeps
+#include "headlab/lab/alignment.hpp"
 #include "headlab/lab/explorer.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/lab/head_survival.hpp"

@@ -47,8 +47,8 @@ const KIND_TITLES = {
 
 // ---- Maps on canvas ----------------------------------------------------------------------------
 // Draws matrix (L rows x S columns) into `canvas` with `cell` pixels a token, shown scaled to fit
-// a box of `box` x `box` CSS pixels.
-function drawMap(canvas, matrix, cell, box) {
+// a box of `box` x `box` CSS pixels; each [row, column] of `gold` gets an orange square outline.
+function drawMap(canvas, matrix, cell, box, gold = []) {
   const L = matrix.length, S = matrix[0].length;
   canvas.width = S * cell;
   canvas.height = L * cell;
@@ -66,6 +66,12 @@ function drawMap(canvas, matrix, cell, box) {
   small.getContext('2d').putImageData(image, 0, 0);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(small, 0, 0, S * cell, L * cell);
+  ctx.strokeStyle = '#f60';
+  ctx.lineWidth = Math.max(1, Math.floor(cell / 6));
+  for (const [i, j] of gold) {
+    if (i < L && j < S) ctx.strokeRect(j * cell + ctx.lineWidth / 2, i * cell + ctx.lineWidth / 2,
+                                       cell - ctx.lineWidth, cell - ctx.lineWidth);
+  }
   const scale = box / Math.max(L, S);
   canvas.style.width = `${Math.round(S * scale)}px`;
   canvas.style.height = `${Math.round(L * scale)}px`;
@@ -131,7 +137,7 @@ function smallPanel(s, h) {
   const panel = element('div', { class: 'head-panel', id: `panel-${s}-${h}`, 'data-site': s, 'data-head': h,
                                  title: `${site.name}, head ${h}: click to enlarge` });
   const canvas = element('canvas');
-  drawMap(canvas, site.weights[h], cellSize(site.weights[h], 64), 72);
+  drawMap(canvas, site.weights[h], cellSize(site.weights[h], 64), 72, site.gold || []);
   panel.appendChild(canvas);
   panel.appendChild(element('span', { class: 'panel-label' }, `L${site.layer} H${h}`));
   panel.appendChild(element('span', { class: 'panel-role' }, rolesOf(scoreOf(s, h) || {}).join(', ')));
@@ -169,7 +175,7 @@ function buildFocus() {
   mapBox.appendChild(element('div', { class: 'axis-title' }, 'columns = keys (the first token at the left)'));
   const canvas = element('canvas', { title: 'click a row to choose its query' });
   const cell = Math.max(2, cellSize(matrix, 320));
-  drawMap(canvas, matrix, cell, 320);
+  drawMap(canvas, matrix, cell, 320, site.gold || []);
   canvas.addEventListener('click', (event) => {
     const rect = canvas.getBoundingClientRect();
     const i = Math.floor((event.clientY - rect.top) / (rect.height / matrix.length));
@@ -177,6 +183,11 @@ function buildFocus() {
   });
   mapBox.appendChild(canvas);
   mapBox.appendChild(element('div', { class: 'axis-title' }, 'rows = queries (the first token at the top)'));
+  if (site.gold && site.gold.length && data.alignment) {
+    mapBox.appendChild(element('div', { class: 'axis-title', id: 'gold-legend' },
+      `orange squares: gold links, on the row of the step that ${data.alignment.query_step === 'read' ? 'reads' : 'predicts'} ` +
+      `the target word` + (data.alignment.query_step === 'read' ? '' : ' (the row of the token before it)')));
+  }
   body.appendChild(mapBox);
   // The tokens: queries to choose from, keys coloured by the chosen query's weights.
   const tokens = element('div', { class: 'focus-tokens' });
@@ -232,12 +243,15 @@ function buildScores() {
   ];
   if (data.gated) columns.push({ key: 'gate_mean', label: 'gate mean' });
   if (data.scores.some((s) => s.importance !== null)) columns.push({ key: 'importance', label: 'importance' });
+  if (data.scores.some((s) => s.aer !== null)) columns.push({ key: 'aer', label: 'AER (gold links)' });
   columns.push({ key: 'roles', label: 'role', text: true });
   document.getElementById('scores-help').textContent =
     `Scores on ${data.probe.sequences} probe sequences <s> r1..r${data.probe.block} r1..r${data.probe.block} ` +
     `(seed ${data.probe.seed}). A head "is" a sink, previous-token or induction head when that score is above ` +
     `${data.thresholds.induction} (highlighted cells). Entropy runs from 0 (one key) to about ` +
-    `${data.entropy_max.toFixed(2)} (uniform over the probe). Click a header to sort, a row to see its map.`;
+    `${data.entropy_max.toFixed(2)} (uniform over the probe). Click a header to sort, a row to see its map.` +
+    (data.alignment ? ` AER: alignment error rate of the head's argmax links against the gold links of the first ` +
+                      `${data.alignment.pairs} pairs of ${data.alignment.file} (0 = perfect).` : '');
   const rows = data.scores.map((score) => {
     const s = data.sites.findIndex((site) => site.name === score.site);
     return Object.assign({}, score, { siteIndex: s, roles: rolesOf(score).join(', ') });

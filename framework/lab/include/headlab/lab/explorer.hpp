@@ -11,9 +11,12 @@
 //    "thresholds": {"induction": 0.4, "previous_token": 0.4, "sink_mass": 0.4},
 //    "entropy_max": ln S of the probe,
 //    "sites": [{"name", "kind", "layer", "heads", "queries": [tokens], "keys": [tokens],
-//               "weights": [head][query][key]}],                    // rows sum to 1
+//               "weights": [head][query][key],                     // rows sum to 1
+//               "gold": [[query, key], ...]}],                       // cross: gold links, else []
 //    "scores": [{"site", "kind", "layer", "head", "entropy", "sink_mass", "previous_token",
-//                "induction", "gate_mean" (null when ungated), "importance" (null when none)}],
+//                "induction", "gate_mean" (null when ungated), "importance" (null when none),
+//                "aer" (null without gold links)}],
+//    "alignment": {"pairs", "file", "query_step"} or null,
 //    "prune": {"metric", "rows": [{"order", "pruned", "fraction", "loss", "metric"}]} or null,
 //    "curves": [{"step", "loss", "valid_loss"}]}                      // null where a row lacks one
 #pragma once
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "headlab/lab/alignment.hpp"
 #include "headlab/lab/heads.hpp"
 
 namespace headlab {
@@ -33,6 +37,7 @@ struct ExplorerSite {
   std::size_t layer = 0;
   std::vector<std::string> query_tokens, key_tokens;  // L and S texts ("<s>" for a start symbol)
   Array<float> weights;                               // (h, L, S)
+  std::vector<std::pair<std::size_t, std::size_t>> gold;  // cross: (row, column) cells of gold links
 };
 
 // One row of prune.csv (`headlab prune`): order "importance", or "random" / "random-K" (a
@@ -61,6 +66,11 @@ struct ExplorerData {
   std::string prune_metric;                  // the metric column's name ("" = no prune results)
   std::vector<PruneRow> prune;
   std::vector<CurvePoint> curves;
+  // Gold alignments (add_gold_alignment): AER per [site][head] (NaN: not a cross-attention site),
+  // over `alignment_pairs` pairs of `alignment_file` at the decoder step `alignment_step`.
+  std::vector<std::vector<double>> aer;
+  std::size_t alignment_pairs = 0;
+  std::string alignment_file, alignment_step;
 };
 
 // The input of the attention patterns: source ids (1, S) and target ids (1, L). Translate: a
@@ -78,6 +88,13 @@ std::string token_text(const LoadedModel& model, std::int64_t id, bool source);
 // (head_roles). probe_seed is only recorded.
 ExplorerData collect_explorer_data(LoadedModel& model, const ExplorerInput& input, const Probe& probe,
                                    std::size_t probe_sequences, std::uint64_t probe_seed);
+
+// Gold links on the cross-attention maps of the shown pair (its alignment, in the cells of the
+// decoder step `step`, headlab/lab/alignment.hpp) and every head's AER over `scored` (align_heads).
+// `shown` must be the pair the data's maps were computed on; `file` names the TSV in messages and
+// (its file name only) on the page.
+void add_gold_alignment(ExplorerData& data, LoadedModel& model, const ParallelPair& shown,
+                        const std::vector<ParallelPair>& scored, QueryStep step, const std::string& file);
 
 // Adds what `headlab prune` and `headlab train` left in run_dir: prune/importance.csv, prune/prune.csv
 // and metrics.jsonl, each when present. A file that is present but malformed is a FormatError naming
