@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
-  doctest-dev libcli11-dev nlohmann-json3-dev
+  doctest-dev libcli11-dev nlohmann-json3-dev libboost-math-dev
   python3  # the python-based tests (the translation page's showcase writer, bench/bpe.py, hostile_inputs.sh)
 )
 # Optional extras, one flag each:

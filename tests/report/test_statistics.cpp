@@ -1,0 +1,97 @@
+// Study statistics (headlab/report/statistics.hpp) against SciPy's values
+// (tests/fixtures/statistics.json, made by tests/fixtures/make_statistics_fixtures.py), to 1e-9.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/report/statistics.hpp"
+
+using namespace headlab;
+using nlohmann::json;
+
+namespace {
+
+json fixtures() {
+  std::ifstream in(std::string(HEADLAB_FIXTURE_DIR) + "/statistics.json");
+  REQUIRE(in.good());
+  return json::parse(in);
+}
+
+// |got - want| <= 1e-9 max(1, |want|)
+void check_close(double got, double want, const std::string& what) {
+  INFO(what << ": headlab " << got << ", SciPy " << want);
+  CHECK(std::fabs(got - want) <= 1e-9 * std::max(1.0, std::fabs(want)));
+}
+
+std::vector<double> sample(const json& f, const std::string& name) {
+  return f["samples"][name]["values"].get<std::vector<double>>();
+}
+
+void check_difference(const MeanDifference& r, const json& want, const std::string& what) {
+  check_close(r.difference, want["difference"], what + " difference");
+  check_close(r.t, want["t"], what + " t");
+  check_close(r.df, want["df"], what + " df");
+  check_close(r.p, want["p"], what + " p");
+  check_close(r.ci_low, want["ci_low"], what + " ci_low");
+  check_close(r.ci_high, want["ci_high"], what + " ci_high");
+}
+
+}  // namespace
+
+TEST_CASE("statistics: Student t quantiles match SciPy, whole and fractional df") {
+  const json f = fixtures();  // (a range-for over fixtures()[...] would read a destroyed temporary)
+  for (const json& q : f["quantiles"])
+    check_close(student_t_quantile(q["p"], q["df"]), q["q"], "t quantile p " + q["p"].dump() + " df " + q["df"].dump());
+  CHECK_THROWS_AS(student_t_quantile(1.0, 3), ValueError);
+  CHECK_THROWS_AS(student_t_quantile(0.5, 0), ValueError);
+}
+
+TEST_CASE("statistics: mean, sd and the 95% t-interval of a sample match SciPy") {
+  const json f = fixtures();
+  for (const auto& [name, s] : f["samples"].items()) {
+    const SampleSummary r = summarize(s["values"].get<std::vector<double>>());
+    CHECK(r.n == s["n"].get<std::size_t>());
+    check_close(r.mean, s["mean"], name + " mean");
+    check_close(r.sd, s["sd"], name + " sd");
+    check_close(r.ci_low, s["ci_low"], name + " ci_low");
+    check_close(r.ci_high, s["ci_high"], name + " ci_high");
+  }
+  const SampleSummary one = summarize({2.5});
+  CHECK(one.mean == 2.5);
+  CHECK(std::isnan(one.sd));
+  CHECK_THROWS_AS(summarize({}), ValueError);
+  CHECK_THROWS_AS(summarize({1.0, NAN}), ValueError);
+}
+
+TEST_CASE("statistics: Welch's test matches scipy.stats.ttest_ind(equal_var=False)") {
+  const json f = fixtures();
+  for (const json& w : f["welch"])
+    check_difference(welch_test(sample(f, w["a"]), sample(f, w["b"])), w, "welch " + w["a"].get<std::string>());
+  // Constant samples: no spread, the difference is certain.
+  CHECK(welch_test({1, 1, 1}, {1, 1}).p == 1.0);
+  CHECK(welch_test({2, 2, 2}, {1, 1}).p == 0.0);
+  CHECK_THROWS_AS(welch_test({1.0}, {1.0, 2.0}), ValueError);
+}
+
+TEST_CASE("statistics: the paired test matches scipy.stats.ttest_rel") {
+  const json f = fixtures();
+  for (const json& w : f["paired"])
+    check_difference(paired_test(sample(f, w["a"]), sample(f, w["b"])), w, "paired " + w["a"].get<std::string>());
+  CHECK_THROWS_WITH_AS(paired_test({1, 2, 3}, {1, 2}), doctest::Contains("a pair needs one of each"), ValueError);
+}
+
+TEST_CASE("statistics: Holm's adjustment keeps the order and is monotone in the sorted p-values") {
+  const json f = fixtures();
+  for (const json& h : f["holm"]) {
+    const std::vector<double> got = holm_adjust(h["p"].get<std::vector<double>>());
+    const std::vector<double> want = h["adjusted"].get<std::vector<double>>();
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) check_close(got[i], want[i], "holm " + std::to_string(i));
+  }
+  CHECK_THROWS_AS(holm_adjust({0.5, 1.5}), ValueError);
+}
