@@ -297,14 +297,14 @@ int run_heads(const HeadsOptions& o) {
   std::cout << "head roles of " << o.checkpoint << " (" << task_name(m.options.task) << " task, step " << m.step << ") on "
             << o.probe_sequences << " repeated random blocks of " << probe.block << " tokens\n";
   std::ostringstream csv;
-  csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output\n";
+  csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output,sink_uniform\n";
   std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
             << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << (gated ? "   gate" : "")
             << "   role\n";
   for (const auto& r : rows) {
     csv << r.site << "," << r.kind << "," << r.layer << "," << r.head << "," << fixed(r.entropy, 6) << ","
         << fixed(r.sink_mass, 6) << "," << fixed(r.previous_token, 6) << "," << fixed(r.induction, 6) << ","
-        << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "\n";
+        << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "," << fixed(r.sink_uniform, 6) << "\n";
     std::string role;  // the > 0.4 convention of Olsson et al.
     if (r.induction > 0.4) role += " induction";
     if (r.previous_token > 0.4) role += " previous-token";
@@ -315,6 +315,21 @@ int run_heads(const HeadsOptions& o) {
               << (gated ? "  " + fixed(r.gate_mean, 3) : "") << "  " << role << "\n";
   }
 
+  // The sink beside its baseline: per module the largest and the mean sink mass over the heads,
+  // and what uniform attention over the same visible keys gives on the same queries.
+  std::cout << "sink mass per module (max over heads, mean; uniform attention's baseline):\n";
+  for (std::size_t k = 0; k < rows.size();) {
+    std::size_t end = k, top = k;
+    double sum = 0;
+    for (; end < rows.size() && rows[end].site == rows[k].site; ++end) {
+      sum += rows[end].sink_mass;
+      if (rows[end].sink_mass > rows[top].sink_mass) top = end;
+    }
+    std::cout << "  " << std::left << std::setw(34) << rows[k].site << std::right << " max " << fixed(rows[top].sink_mass)
+              << " (head " << rows[top].head << "), mean " << fixed(sum / double(end - k)) << "; uniform "
+              << fixed(rows[k].sink_uniform) << "\n";
+    k = end;
+  }
   write_file_atomic(dir / "heads.csv", csv.str(), "heads");
 
   // One heatmap per score over (site, head).

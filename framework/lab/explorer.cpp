@@ -238,6 +238,7 @@ std::string explorer_json(const ExplorerData& d) {
     const bool has_aer = site < d.aer.size() && r.head < d.aer[site].size();
     j["scores"].push_back({{"site", r.site}, {"kind", r.kind}, {"layer", r.layer}, {"head", r.head},
                            {"entropy", number_or_null(r.entropy)}, {"sink_mass", number_or_null(r.sink_mass)},
+                           {"sink_uniform", number_or_null(r.sink_uniform)},
                            {"previous_token", number_or_null(r.previous_token)},
                            {"induction", number_or_null(r.induction)}, {"gate_mean", number_or_null(r.gate_mean)},
                            {"importance", has_importance ? number_or_null(d.importance[site][r.head]) : json(nullptr)},

@@ -85,6 +85,21 @@ std::vector<double> sink_mass(const Array<T>& w) {
   return stripe_mean(w, 1, w.shape()[2], [](std::size_t) { return std::ptrdiff_t(0); });
 }
 
+double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks) {
+  if (L < 2 || S == 0) return std::numeric_limits<double>::quiet_NaN();  // no query i >= 1, or no key
+  std::vector<std::int64_t> queries(L), keys(S);
+  std::iota(queries.begin(), queries.end(), 0);
+  std::iota(keys.begin(), keys.end(), 0);
+  const MaskArray hidden = position_mask(queries, keys, causal || window > 0, window, sinks);  // (L, S), true = hidden
+  double sum = 0;
+  for (std::size_t i = 1; i < L; ++i) {
+    std::size_t visible = 0;
+    for (std::size_t j = 0; j < S; ++j) visible += hidden(i, j) ? 0 : 1;
+    if (visible && !hidden(i, 0)) sum += 1.0 / double(visible);
+  }
+  return sum / double(L - 1);
+}
+
 template <typename T>
 std::vector<double> previous_token_score(const Array<T>& w) {
   check_weights(w, "previous_token_score");
@@ -205,6 +220,9 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe) {
     const std::vector<double> entropy = attention_entropy(w), sink = sink_mass(w), prev = previous_token_score(w),
                               induction = induction_score(w, probe.block);
     const double max_abs = double(xt::amax(xt::abs(taps.output.value()))());
+    const AttentionConfig& c = s.module->config();
+    const bool causal = s.kind == "decoder self" || s.kind == "self";
+    const double uniform = uniform_sink_mass(w.shape()[2], w.shape()[3], causal, c.window, c.sinks);
     for (std::size_t h = 0; h < s.heads(); ++h) {
       HeadRoles r;
       r.site = s.name;
@@ -213,6 +231,7 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe) {
       r.head = h;
       r.entropy = entropy[h];
       r.sink_mass = sink[h];
+      r.sink_uniform = uniform;
       r.previous_token = prev[h];
       r.induction = induction[h];
       r.gate_mean = std::numeric_limits<double>::quiet_NaN();

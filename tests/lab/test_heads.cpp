@@ -321,6 +321,18 @@ TEST_CASE("heads: induction sequences repeat their block, and the trainer resume
   fs::remove_all(b);
 }
 
+TEST_CASE("heads: the sink mass of uniform attention, by hand, under every mask") {
+  // Bidirectional or cross: every query sees all S keys, 1/S.
+  CHECK(uniform_sink_mass(4, 5, false, 0, 0) == doctest::Approx(0.2));
+  // Causal, 4 queries: (1/2 + 1/3 + 1/4) / 3.
+  CHECK(uniform_sink_mass(4, 4, true, 0, 0) == doctest::Approx((1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 3));
+  // A window of 2 keys: query 1 sees {0, 1}, queries 2 and 3 no longer see key 0: (1/2) / 3.
+  CHECK(uniform_sink_mass(4, 4, true, 2, 0) == doctest::Approx(1.0 / 6));
+  // ... with one sink kept: query 2 sees {0, 1, 2}, query 3 {0, 2, 3}: (1/2 + 1/3 + 1/3) / 3.
+  CHECK(uniform_sink_mass(4, 4, true, 2, 1) == doctest::Approx(7.0 / 18));
+  CHECK(std::isnan(uniform_sink_mass(1, 4, true, 0, 0)));  // no query past the first
+}
+
 TEST_CASE("heads: roles on the probe give one row per head with scores in range") {
   TrainOptions o = tiny_induction_options();
   o.gate = GateKind::headwise;
@@ -341,8 +353,12 @@ TEST_CASE("heads: roles on the probe give one row per head with scores in range"
     CHECK(r.gate_mean < 1);
     CHECK(r.max_abs_output > 0);
   }
-  // An untrained causal model: query 1 sees keys 0 and 1 only, so the sink score is well above 1/9.
+  // An untrained causal model: query 1 sees keys 0 and 1 only, so the sink score is well above 1/9,
+  // near what uniform causal attention gives on 9 queries: (1/8) sum_{i=1}^{8} 1/(i+1).
   CHECK(rows[0].sink_mass > 0.1);
+  double uniform = 0;
+  for (int i = 1; i <= 8; ++i) uniform += 1.0 / (i + 1) / 8;
+  for (const auto& r : rows) CHECK(r.sink_uniform == doctest::Approx(uniform));
   CHECK_THROWS_AS(repeated_tokens_probe(m, 6, 5, 1), ValueError);  // 11 ids > the model's 9
   const std::vector<Array<float>> maps = attention_maps(m, probe.sequences, xt::view(probe.sequences, xt::range(0, 1)));
   REQUIRE(maps.size() == 2);

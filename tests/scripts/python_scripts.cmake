@@ -53,3 +53,21 @@ set_tests_properties(docs.op_table_complete PROPERTIES PASS_REGULAR_EXPRESSION "
 add_test(NAME data.grammar_corpus COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/data/grammar_corpus_test.py
                                           ${PROJECT_SOURCE_DIR})
 set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all checks pass")
+
+# Every study recipe (docs/studies/*/recipe.ini) pins every option `headlab train` has, with the
+# value it is read as: a default changed later cannot change a study (tests/docs/check_recipes.py);
+# and the check sees a recipe with one line taken out.
+file(GLOB HEADLAB_STUDY_RECIPES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/studies/*/recipe.ini)
+add_test(NAME docs.study_recipes_pin_every_option
+         COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_recipes.py $<TARGET_FILE:headlab_cli>
+                 ${HEADLAB_STUDY_RECIPES}
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.study_recipes_pin_every_option PROPERTIES PASS_REGULAR_EXPRESSION "^recipes: [1-9][0-9]* recipes pin all")
+add_test(NAME docs.study_recipes_check_sees_an_unpinned_option
+         COMMAND sh -c "grep -v '^warmup=' \"$1\" > \"$2\" && \"$3\" \"$4\" \"$0\" \"$2\"; echo \"exit status $?\""
+                 $<TARGET_FILE:headlab_cli> ${PROJECT_SOURCE_DIR}/docs/studies/head-count-grammar/recipe.ini
+                 ${CMAKE_CURRENT_BINARY_DIR}/recipe_without_warmup.ini ${HEADLAB_PYTHON3}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_recipes.py
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.study_recipes_check_sees_an_unpinned_option PROPERTIES
+                     PASS_REGULAR_EXPRESSION "option warmup is not pinned \\(resolved today to [0-9]+\\)\nexit status 1\n")

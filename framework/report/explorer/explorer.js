@@ -238,6 +238,7 @@ function buildScores() {
     { key: 'site', label: 'site', text: true }, { key: 'layer', label: 'layer' }, { key: 'head', label: 'head' },
     { key: 'entropy', label: 'entropy (nats)' },
     { key: 'sink_mass', label: 'sink mass', threshold: data.thresholds.sink_mass },
+    { key: 'sink_uniform', label: 'sink if uniform' },
     { key: 'previous_token', label: 'previous token', threshold: data.thresholds.previous_token },
     { key: 'induction', label: 'induction', threshold: data.thresholds.induction },
   ];
@@ -249,7 +250,8 @@ function buildScores() {
     `Scores on ${data.probe.sequences} probe sequences <s> r1..r${data.probe.block} r1..r${data.probe.block} ` +
     `(seed ${data.probe.seed}). A head "is" a sink, previous-token or induction head when that score is above ` +
     `${data.thresholds.induction} (highlighted cells). Entropy runs from 0 (one key) to about ` +
-    `${data.entropy_max.toFixed(2)} (uniform over the probe). Click a header to sort, a row to see its map.` +
+    `${data.entropy_max.toFixed(2)} (uniform over the probe). "Sink if uniform" is the sink mass uniform attention ` +
+    `over the same visible keys would give: a head is a sink only well above it. Click a header to sort, a row to see its map.` +
     (data.alignment ? ` AER: alignment error rate of the head's argmax links against the gold links of the first ` +
                       `${data.alignment.pairs} pairs of ${data.alignment.file} (0 = perfect).` : '');
   const rows = data.scores.map((score) => {

@@ -13,7 +13,7 @@
 //    "sites": [{"name", "kind", "layer", "heads", "queries": [tokens], "keys": [tokens],
 //               "weights": [head][query][key],                     // rows sum to 1
 //               "gold": [[query, key], ...]}],                       // cross: gold links, else []
-//    "scores": [{"site", "kind", "layer", "head", "entropy", "sink_mass", "previous_token",
+//    "scores": [{"site", "kind", "layer", "head", "entropy", "sink_mass", "sink_uniform", "previous_token",
 //                "induction", "gate_mean" (null when ungated), "importance" (null when none),
 //                "aer" (null without gold links)}],
 //    "alignment": {"pairs", "file", "query_step"} or null,

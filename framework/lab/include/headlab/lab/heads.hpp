@@ -7,6 +7,10 @@
 // number per head, averaged over the batch and the queries named:
 //   entropy          mean over rows of  -sum_j A[i,j] ln A[i,j]   (nats; all-zero rows skipped)
 //   sink mass        mean over queries i >= 1 of A[i, 0]           (StreamingLLM's first-token sink)
+//   its baseline     what uniform attention over the keys each query may see gives on the same
+//                    queries: mean over i >= 1 of [key 0 visible to i] / (keys visible to i);
+//                    causal: (1/(L-1)) sum_{i=1}^{L-1} 1/(i+1); bidirectional or cross: 1/S. A
+//                    head has a sink only where its mass is well above this (uniform_sink_mass).
 //   previous token   mean over queries i >= 1 of A[i, i-1]
 //   induction        mean over the second copy i in [T+1, 2T] of A[i, i-(T-1)], for inputs
 //                    [<s>] r_1..r_T r_1..r_T: the key right after the earlier copy of the
@@ -39,6 +43,9 @@ template <typename T>
 std::vector<double> sink_mass(const Array<T>& weights);
 template <typename T>
 std::vector<double> previous_token_score(const Array<T>& weights);
+// The sink mass of uniform attention on L queries and S keys under the module's mask (causal,
+// sliding window of `window` keys, the first `sinks` keys always visible: attention.hpp).
+double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks);
 // block = T of the repeated-tokens input (L >= 2 T + 1 queries needed).
 template <typename T>
 std::vector<double> induction_score(const Array<T>& weights, std::size_t block);
@@ -71,6 +78,7 @@ struct HeadRoles {
   std::string site, kind;
   std::size_t layer = 0, head = 0;
   double entropy = 0, sink_mass = 0, previous_token = 0, induction = 0;
+  double sink_uniform = 0;    // uniform_sink_mass of the module on the probe (the same for its heads)
   double gate_mean;           // mean sigmoid gate of the head (NaN when ungated)
   double max_abs_output = 0;  // largest |output| of the head's module (B, L, D) on the probe
 };
