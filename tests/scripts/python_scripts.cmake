@@ -79,3 +79,7 @@ add_test(NAME docs.study_recipes_check_sees_an_unpinned_option
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.study_recipes_check_sees_an_unpinned_option PROPERTIES
                      PASS_REGULAR_EXPRESSION "option warmup is not pinned \\(resolved today to [0-9]+\\)\nexit status 1\n")
+add_test(NAME docs.study_induction_heads_tables
+         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/induction-heads/report.py --check)
+set_tests_properties(docs.study_induction_heads_tables PROPERTIES
+                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)

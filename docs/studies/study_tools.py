@@ -1,0 +1,116 @@
+"""What every study's report.py shares: the statistics (SciPy), CSV text, the strip chart (every seed
+a dot, the mean and its 95% interval) and writing or checking the outputs.
+
+Imported by docs/studies/<study>/report.py (run with Debian's /usr/bin/python3 and python3-scipy).
+Without SciPy the import exits 77 (a skip), or 1 when HEADLAB_REQUIRE_SCIPY=1 (CI).
+"""
+import csv
+import html
+import io
+import math
+import os
+import statistics
+import sys
+
+try:
+    from scipy import stats
+except ImportError:
+    print("skipped: python3-scipy is missing (scripts/setup.sh --with-scipy)")
+    sys.exit(1 if os.environ.get("HEADLAB_REQUIRE_SCIPY") == "1" else 77)
+
+
+def t_interval(values):
+    """n, mean, sd and the 95% t-interval of the mean (NaN sd and interval for n = 1)."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if n > 1 else float("nan")
+    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) if n > 1 else float("nan")
+    return n, mean, sd, mean - half, mean + half
+
+
+def welch(a, b):
+    """mean(a) - mean(b), its 95% Welch interval, t, df and the two-sided p."""
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return diff, diff, diff, (0.0 if diff == 0 else math.copysign(math.inf, diff)), len(a) + len(b) - 2, \
+            (1.0 if diff == 0 else 0.0)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    t = diff / se
+    p = 2 * stats.t.sf(abs(t), df)
+    half = stats.t.ppf(0.975, df) * se
+    return diff, diff - half, diff + half, t, df, p
+
+
+def holm(ps):
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    adjusted, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def fmt(v, digits=2):
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+def csv_text(rows):
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue()
+
+
+def strip_chart(title, y_label, cells, lo, hi, tick, footer, width=760, height=360):
+    """cells: [(label, sublabel, colour, values)]; every value a dot, the mean a bar, its 95% CI a line."""
+    left, top, bottom = 70, 40, 70
+    y = lambda v: top + (hi - v) / (hi - lo) * (height - top - bottom)
+    step = (width - left - 20) / len(cells)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{html.escape(title)}</text>']
+    t = lo
+    while t <= hi + 1e-9:
+        out.append(f'<line x1="{left}" x2="{width - 20}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+        t += tick
+    mid = (top + height - bottom) / 2
+    out.append(f'<text x="16" y="{mid}" transform="rotate(-90 16 {mid})" text-anchor="middle">{html.escape(y_label)}</text>')
+    for k, (label, sublabel, colour, values) in enumerate(cells):
+        xs = left + step * (k + 0.5)
+        if not values:
+            continue
+        n, mean, sd, a, b = t_interval(values)
+        for j, v in enumerate(sorted(values)):
+            out.append(f'<circle cx="{xs - 12 + 6 * j:.1f}" cy="{y(v):.1f}" r="3" fill="{colour}" fill-opacity="0.6">'
+                       f'<title>{html.escape(label)}: {v:.3g}</title></circle>')
+        if n > 1:
+            out.append(f'<line x1="{xs + 22:.1f}" x2="{xs + 22:.1f}" y1="{y(min(b, hi)):.1f}" y2="{y(max(a, lo)):.1f}" '
+                       f'stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<line x1="{xs + 14:.1f}" x2="{xs + 30:.1f}" y1="{y(mean):.1f}" y2="{y(mean):.1f}" stroke="{colour}" stroke-width="3"/>')
+        out.append(f'<text x="{xs:.1f}" y="{height - bottom + 18}" text-anchor="middle">{html.escape(label)}</text>'
+                   f'<text x="{xs:.1f}" y="{height - bottom + 34}" text-anchor="middle" fill="{colour}">{html.escape(sublabel)}</text>')
+    out.append(f'<text x="{left}" y="{height - 12}" fill="#555">{html.escape(footer)}</text></svg>')
+    return "\n".join(out) + "\n"
+
+
+def replace_block(page_text, lines):
+    begin, end = "<!-- report:begin -->", "<!-- report:end -->"
+    return page_text[: page_text.index(begin) + len(begin)] + "\n" + "\n".join(lines) + "\n" + page_text[page_text.index(end):]
+
+
+def write_or_check(outputs, page_name):
+    """outputs: {path: text}. With --check on the command line: exit 1 naming each file that differs."""
+    if "--check" in sys.argv[1:]:
+        stale = [p for p, text in outputs.items() if not os.path.exists(p) or open(p).read() != text]
+        for p in stale:
+            print(f"{os.path.relpath(p)}: differs from what runs.csv gives (rerun report.py)")
+        if not stale:
+            print(f"the tables of {page_name}, summary.csv, comparisons.csv and the chart agree with runs.csv")
+        sys.exit(1 if stale else 0)
+    for p, text in outputs.items():
+        with open(p, "w") as f:
+            f.write(text)
+    print(f"wrote summary.csv, comparisons.csv, the chart and the tables of {page_name}")
