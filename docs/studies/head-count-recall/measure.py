@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Collects every finished run of the head-count-recall recipe into runs.csv (one row a run).
+
+  docs/studies/head-count-recall/measure.py RUNS
+
+From each RUNS/<cell>-seed<k>/summary.json (the trainer's evaluation on 512 held-out sequences,
+4 096 answers): answer accuracy (valid_accuracy), value accuracy (slot_accuracy), validation loss,
+parameters, FLOPs per token, steps and training seconds; plus the cell's heads and head size, the
+CPU, the thread count and the commit of the binary that trained (RUNS/commit.txt). Stdlib only.
+"""
+import argparse
+import csv
+import json
+import os
+
+CELLS = {"compute-h1": ("fixed compute", 1, 16), "compute-h2": ("fixed compute", 2, 8),
+         "compute-h4": ("fixed compute", 4, 4), "compute-h8": ("fixed compute", 8, 2),
+         "compute-h16": ("fixed compute", 16, 1), "headsize-h1": ("fixed head size", 1, 4),
+         "headsize-h2": ("fixed head size", 2, 4), "headsize-h8": ("fixed head size", 8, 4),
+         "headsize-h16": ("fixed head size", 16, 4)}
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs")
+    ap.add_argument("--out", default="docs/studies/head-count-recall/runs.csv")
+    a = ap.parse_args()
+    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    rows = []
+    for cell, (family, heads, head_size) in CELLS.items():
+        for seed in range(1, 6):
+            with open(os.path.join(a.runs, f"{cell}-seed{seed}", "summary.json")) as f:
+                s = json.load(f)
+            rows.append({"cell": cell, "family": family, "heads": heads, "head_size": head_size, "seed": seed,
+                         "steps": s["steps"], "parameters": s["parameters"], "flops_per_token": int(s["flops_per_token"]),
+                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                         "answer_accuracy": round(s["valid_accuracy"], 6), "value_accuracy": round(s["slot_accuracy"], 6),
+                         "valid_loss": round(s["valid_loss"], 6)})
+    with open(a.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {a.out}: {len(rows)} runs")
+
+
+if __name__ == "__main__":
+    main()
