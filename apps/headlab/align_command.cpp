@@ -56,7 +56,7 @@ int run_align(const AlignOptions& o) {
   std::vector<ParallelPair> pairs = read_parallel_tsv(o.data);
   if (o.count && o.count < pairs.size()) pairs.resize(o.count);
   LoadedModel m = load_trained_model(o.checkpoint);
-  const std::vector<HeadAlignment> rows = align_heads(m, pairs, step, o.data);  // checks before any output
+  check_alignment_inputs(m, pairs, o.data);  // before the output directory and the forward passes
   RunDirSpec spec;
   spec.command = "align";
   spec.dir_flag = "--out";
@@ -64,6 +64,7 @@ int run_align(const AlignOptions& o) {
   spec.outputs = kAlignFiles;
   spec.existing = o.overwrite ? ExistingRun::overwrite : ExistingRun::refuse;
   const RunDir out(o.out.empty() ? fs::path(o.checkpoint).parent_path() / "align" : fs::path(o.out), spec);
+  const std::vector<HeadAlignment> rows = align_heads(m, pairs, step, o.data);
 
   std::ostringstream csv;
   csv << "site,layer,head,pairs,query_step,predicted,gold,matched,precision,recall,aer\n";

@@ -7,8 +7,9 @@
 // Prints one row per (layer, head) and per layer mean: precision, recall and alignment error rate
 // (AER); writes alignment.csv and alignment.md into DIR (default: CHECKPOINT_DIR/align), a run
 // directory that refuses earlier output unless --overwrite.
-// Exit status: 0 written; 1 a file that cannot be read or written; 2 a usage error (not a
-// translation checkpoint, a pair without gold links, a pair the model cannot take), before any file.
+// Exit status: 0 written; 1 a file that cannot be read or written, or a TSV whose links are missing
+// or malformed (FILE:LINE); 2 a usage error (not a translation checkpoint, a pair the model cannot
+// take, an output that holds a run), each before the output directory is made.
 #pragma once
 
 #include <cstddef>

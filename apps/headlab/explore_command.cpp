@@ -137,6 +137,9 @@ int run_explore(const ExploreOptions& o) {
     if (o.align_pair > gold.size())
       throw ValueError("--align-pair: " + o.align_data + " has " + std::to_string(gold.size()) + " pairs, not " +
                        std::to_string(o.align_pair));
+    if (o.align_count && o.align_pair > o.align_count)
+      throw ValueError("--align-pair " + std::to_string(o.align_pair) + " is past the first " +
+                       std::to_string(o.align_count) + " pairs that --align-count scores");
     gold_shown = gold[o.align_pair - 1];
     if (o.align_count && o.align_count < gold.size()) gold.resize(o.align_count);
   }

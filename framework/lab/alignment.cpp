@@ -114,15 +114,20 @@ std::vector<std::pair<std::size_t, std::size_t>> gold_cells(const WordLinks& gol
 }
 
 // ---- Every cross-attention head of a model ----------------------------------------------------
-std::vector<HeadAlignment> align_heads(LoadedModel& m, const std::vector<ParallelPair>& pairs, QueryStep step,
-                                       const std::string& file) {
+void check_alignment_inputs(const LoadedModel& m, const std::vector<ParallelPair>& pairs, const std::string& file) {
   if (m.options.task != Task::translate || !m.model)
     throw ValueError("align: the checkpoint is a '" + task_name(m.options.task) +
                      "' model; alignments need a translation (encoder-decoder) model");
   for (const ParallelPair& p : pairs)
     if (p.alignment.empty())
-      throw ValueError("align: " + file + ":" + std::to_string(p.line) +
-                       ": no gold alignment (a third column of i-j links is needed)");
+      throw FormatError("align: " + file + ":" + std::to_string(p.line) +
+                        ": no gold alignment (a third column of i-j links is needed)");
+  (void)encode_evaluation_pairs(m.src_vocab, m.tgt_vocab, pairs, m.options.max_len, file);
+}
+
+std::vector<HeadAlignment> align_heads(LoadedModel& m, const std::vector<ParallelPair>& pairs, QueryStep step,
+                                       const std::string& file) {
+  check_alignment_inputs(m, pairs, file);
   const std::vector<EncodedPair> encoded = encode_evaluation_pairs(m.src_vocab, m.tgt_vocab, pairs, m.options.max_len, file);
   const std::vector<AttentionSite> all = attention_sites(m);
   std::vector<std::size_t> cross;  // indices of the cross-attention sites in `all`
@@ -142,15 +147,15 @@ std::vector<HeadAlignment> align_heads(LoadedModel& m, const std::vector<Paralle
     for (std::size_t i = 0; i < e.source.size(); ++i) source(0, i) = e.source[i];
     IndexArray target = IndexArray::from_shape({1, e.target.size() - 1});  // <s> p_0 .. p_{n-1}: the decoder's input
     for (std::size_t i = 0; i + 1 < e.target.size(); ++i) target(0, i) = e.target[i];
-    const std::vector<Array<float>> maps = attention_maps(m, source, target);  // (h, L, S) per site
+    const std::vector<Array<float>> maps = attention_maps(m, source, target);  // (h, L = n + 1, S = m + 1) per site
     std::size_t row = 0;
     for (std::size_t s : cross) {
       const Array<float>& map = maps[s];
       for (std::size_t h = 0; h < all[s].heads(); ++h) {
-        const Array<float> head = xt::view(map, h);
+        const Array<float> head = xt::view(map, h);  // (L, S)
         rows[row++].counts += score_alignment(hard_alignment(head, source_words, target_words, step), pairs[p].alignment);
       }
-      const Array<float> mean = xt::mean(map, {0});
+      const Array<float> mean = xt::mean(map, {0});  // (L, S): the mean over the layer's heads
       rows[row++].counts += score_alignment(hard_alignment(mean, source_words, target_words, step), pairs[p].alignment);
     }
   }

@@ -69,6 +69,7 @@ void add_gold_alignment(ExplorerData& d, LoadedModel& m, const ParallelPair& sho
     ExplorerSite& site = d.sites[s];
     d.aer[s].assign(site.weights.shape()[0], std::numeric_limits<double>::quiet_NaN());
     if (site.kind != "cross") continue;
+    // weights (h, L, S): L >= n + 1 decoder rows for n target pieces, S >= m source pieces
     if (site.weights.shape()[1] < target_words.size() + 1 || site.weights.shape()[2] < source_words.size())
       throw ValueError("explore: the maps were not computed on " + file + ":" + std::to_string(shown.line));
     site.gold = gold_cells(shown.alignment, source_words, target_words, step);

@@ -25,5 +25,5 @@ done | xargs -P "$jobs" -L 1 sh -c '
   dir="$runs/$cell-seed$seed"
   [ -f "$dir/summary.json" ] && exit 0
   HEADLAB_THREADS=1 "$headlab" train --config "$here/recipe.ini" --heads "$heads" --head-dim "$dim" \
-    --seed "$seed" --run-dir "$dir" --overwrite > "$runs/$cell-seed$seed.log" 2>&1
+    --seed "$seed" --run-dir "$dir" --overwrite --progress none > "$runs/$cell-seed$seed.log" 2>&1
 ' "$runs" "$headlab" "$here"

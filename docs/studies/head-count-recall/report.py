@@ -52,7 +52,8 @@ def main():
         comparisons.append({"comparison": f"{a} vs {b}", "tests": what, "metric": "answer accuracy",
                             "difference": round(diff, 6), "ci95_low": round(lo, 6), "ci95_high": round(hi, 6),
                             "welch_t": round(t, 4), "df": round(df, 3), "p": p, "p_holm": ph, "verdict": verdict})
-    lines = ["Per cell, seeds 1-5: mean ± sd [95% t-interval] (summary.csv). Chance: 1/256 of answers. "
+    lines = ["Per cell, seeds 1-5: mean ± sd [95% t-interval] (summary.csv; normal-theory intervals, which can "
+             "run past a metric's range). Chance: 1/256 of answers. "
              "h = 4 is both variants' d = 4 cell.", "",
              "| cell | h | d | parameters | FLOPs / token | " + " | ".join(label for _, label in METRICS) + " |",
              "|---|---|---|---|---|" + "---|" * len(METRICS)]

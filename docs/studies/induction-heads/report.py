@@ -55,7 +55,8 @@ def main():
     circuit = {cell: (sum(int(r["previous_token_heads_l0"]) > 0 for r in by_cell[cell]),
                       sum(int(r["induction_heads_last"]) > 0 for r in by_cell[cell])) for cell in CELLS}
 
-    lines = ["Per cell, 5 seeds: mean ± sd [95% t-interval] (summary.csv); the uniform baseline of the sink "
+    lines = ["Per cell, 5 seeds: mean ± sd [95% t-interval] (summary.csv; normal-theory intervals, which can "
+             "run past a metric's range); the uniform baseline of the sink "
              f"mass on this probe is {float(runs[0]['sink_uniform']):.3f}.", "",
              "| cell | layers | head size | parameters | " + " | ".join(label for _, label, _ in METRICS) + " |",
              "|---|---|---|---|" + "---|" * len(METRICS)]

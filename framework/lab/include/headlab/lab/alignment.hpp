@@ -65,6 +65,11 @@ std::vector<std::pair<std::size_t, std::size_t>> gold_cells(const WordLinks& gol
 // a gold alignment): one row per (layer, head), then one per layer for the mean over its heads
 // (head = -1). Pairs are encoded as encode_evaluation_pairs does (ValueError naming file:line
 // for one the model cannot take).
+// The checks align_heads makes before any forward pass, alone (cheap: for a command to run before it
+// creates its output): a translation model (ValueError), a gold alignment on every pair (FormatError
+// naming file:line), every pair short enough for the model (ValueError naming file:line).
+void check_alignment_inputs(const LoadedModel& model, const std::vector<ParallelPair>& pairs, const std::string& file);
+
 struct HeadAlignment {
   std::string site;  // "decoder.layers.0.multihead_attn"
   std::size_t layer = 0;
