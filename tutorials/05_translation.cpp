@@ -145,9 +145,7 @@ int main(int argc, char** argv) {
   // at the decoder step that predicts the word) against the corpus's gold links:
   // AER = 1 - 2|A∩S| / (|A| + |S|), 0 = every link right (headlab/lab/alignment.hpp; `headlab align`).
   const std::vector<HeadAlignment> aligned = align_heads(m, test, QueryStep::predict, data_dir + "/test.tsv");
-  const HeadAlignment* best = nullptr;
-  for (const HeadAlignment& a : aligned)
-    if (a.head >= 0 && (!best || a.counts.aer() < best->counts.aer())) best = &a;
+  const HeadAlignment* best = best_head(aligned);
   std::cout << "\n4. Cross-attention against the gold word alignment (" << test.size() << " test pairs):\n"
             << std::fixed << std::setprecision(3);
   for (const HeadAlignment& a : aligned)

@@ -1,10 +1,9 @@
 // align_command.cpp: `headlab align` (align_command.hpp).
 #include "align_command.hpp"
 #include "cli_values.hpp"
+#include "number_text.hpp"
 
-#include <cmath>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -24,13 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kAlignFiles = {"alignment.csv", "alignment.md"};
-
-std::string fixed(double v, int digits = 3) {
-  if (std::isnan(v)) return "";
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
 
 std::string head_label(const HeadAlignment& r) { return r.head < 0 ? "mean" : std::to_string(r.head); }
 
@@ -69,15 +61,14 @@ int run_align(const AlignOptions& o) {
   std::ostringstream csv;
   csv << "site,layer,head,pairs,query_step,predicted,gold,matched,precision,recall,aer\n";
   TextTable table({"cross-attention", "head", "precision", "recall", "AER"});
-  const HeadAlignment* best = nullptr;
   for (const HeadAlignment& r : rows) {
     csv << r.site << "," << r.layer << "," << head_label(r) << "," << pairs.size() << "," << query_step_name(step) << ","
         << r.counts.predicted << "," << r.counts.gold << "," << r.counts.matched << "," << fixed(r.counts.precision(), 6)
         << "," << fixed(r.counts.recall(), 6) << "," << fixed(r.counts.aer(), 6) << "\n";
     table.add_row({"decoder layer " + std::to_string(r.layer), head_label(r), fixed(r.counts.precision()),
                    fixed(r.counts.recall()), fixed(r.counts.aer())});
-    if (r.head >= 0 && (!best || r.counts.aer() < best->counts.aer())) best = &r;
   }
+  const HeadAlignment* best = best_head(rows);
   std::ostringstream md;
   md << "Alignment error rate of each cross-attention head of " << fs::path(o.checkpoint).filename().string()
      << " (step " << m.step << ") on the first " << pairs.size() << " pairs of " << fs::path(o.data).filename().string()

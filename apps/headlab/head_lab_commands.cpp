@@ -3,6 +3,7 @@
 // The measurements live in headlab/lab/heads.hpp; this file reads flags, writes files.
 #include "head_lab_commands.hpp"
 #include "token_ids.hpp"
+#include "number_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -53,13 +54,6 @@ RunDirSpec output_spec(const char* command, const std::vector<std::string>& file
   spec.outputs = files;
   spec.existing = overwrite ? ExistingRun::overwrite : ExistingRun::refuse;
   return spec;
-}
-
-std::string fixed(double v, int digits = 3) {
-  if (std::isnan(v)) return "";
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
 }
 
 // "enc 0 self", "dec 1 cross", "layer 0": short row labels for the pictures.

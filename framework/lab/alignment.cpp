@@ -114,7 +114,9 @@ std::vector<std::pair<std::size_t, std::size_t>> gold_cells(const WordLinks& gol
 }
 
 // ---- Every cross-attention head of a model ----------------------------------------------------
-void check_alignment_inputs(const LoadedModel& m, const std::vector<ParallelPair>& pairs, const std::string& file) {
+namespace {
+// The checks of check_alignment_inputs before the encoding.
+void check_model_and_gold(const LoadedModel& m, const std::vector<ParallelPair>& pairs, const std::string& file) {
   if (m.options.task != Task::translate || !m.model)
     throw ValueError("align: the checkpoint is a '" + task_name(m.options.task) +
                      "' model; alignments need a translation (encoder-decoder) model");
@@ -122,12 +124,24 @@ void check_alignment_inputs(const LoadedModel& m, const std::vector<ParallelPair
     if (p.alignment.empty())
       throw FormatError("align: " + file + ":" + std::to_string(p.line) +
                         ": no gold alignment (a third column of i-j links is needed)");
+}
+}  // namespace
+
+void check_alignment_inputs(const LoadedModel& m, const std::vector<ParallelPair>& pairs, const std::string& file) {
+  check_model_and_gold(m, pairs, file);
   (void)encode_evaluation_pairs(m.src_vocab, m.tgt_vocab, pairs, m.options.max_len, file);
+}
+
+const HeadAlignment* best_head(const std::vector<HeadAlignment>& rows) {
+  const HeadAlignment* best = nullptr;
+  for (const HeadAlignment& r : rows)
+    if (r.head >= 0 && (!best || r.counts.aer() < best->counts.aer())) best = &r;
+  return best;
 }
 
 std::vector<HeadAlignment> align_heads(LoadedModel& m, const std::vector<ParallelPair>& pairs, QueryStep step,
                                        const std::string& file) {
-  check_alignment_inputs(m, pairs, file);
+  check_model_and_gold(m, pairs, file);
   const std::vector<EncodedPair> encoded = encode_evaluation_pairs(m.src_vocab, m.tgt_vocab, pairs, m.options.max_len, file);
   const std::vector<AttentionSite> all = attention_sites(m);
   std::vector<std::size_t> cross;  // indices of the cross-attention sites in `all`

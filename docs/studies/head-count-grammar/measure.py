@@ -25,6 +25,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from study_runs import cpu_model, write_runs_csv  # noqa: E402
+
 TEST = "datasets/grammar-de-en/test.tsv"
 CELLS = {  # cell -> (comparison family, heads, head size)
     "compute-h1": ("fixed compute", 1, 128), "compute-h2": ("fixed compute", 2, 64),
@@ -36,14 +39,6 @@ CELLS = {  # cell -> (comparison family, heads, head size)
 
 def tokens(sentence):
     return re.findall(r"\w+|[^\w\s]", sentence.lower())
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def run(cmd, stdin=None):
@@ -110,11 +105,7 @@ def main():
         row.update({k: (round(v, 6) if isinstance(v, float) else v) for k, v in m.items()})
         rows.append(row)
         print(cell, seed, row["exact"], row["bleu"], row["best_aer"], file=sys.stderr)
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {a.out}: {len(rows)} runs")
+    write_runs_csv(rows, a.out)
 
 
 if __name__ == "__main__":

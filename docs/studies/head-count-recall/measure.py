@@ -9,23 +9,18 @@ parameters, FLOPs per token, steps and training seconds; plus the cell's heads a
 CPU, the thread count and the commit of the binary that trained (RUNS/commit.txt). Stdlib only.
 """
 import argparse
-import csv
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from study_runs import cpu_model, write_runs_csv  # noqa: E402
 
 CELLS = {"compute-h1": ("fixed compute", 1, 16), "compute-h2": ("fixed compute", 2, 8),
          "compute-h4": ("fixed compute", 4, 4), "compute-h8": ("fixed compute", 8, 2),
          "compute-h16": ("fixed compute", 16, 1), "headsize-h1": ("fixed head size", 1, 4),
          "headsize-h2": ("fixed head size", 2, 4), "headsize-h8": ("fixed head size", 8, 4),
          "headsize-h16": ("fixed head size", 16, 4)}
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def main():
@@ -44,11 +39,7 @@ def main():
                          "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
                          "answer_accuracy": round(s["valid_accuracy"], 6), "value_accuracy": round(s["slot_accuracy"], 6),
                          "valid_loss": round(s["valid_loss"], 6)})
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {a.out}: {len(rows)} runs")
+    write_runs_csv(rows, a.out)
 
 
 if __name__ == "__main__":

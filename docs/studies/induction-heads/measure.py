@@ -15,16 +15,12 @@ import csv
 import json
 import os
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from study_runs import cpu_model, write_runs_csv  # noqa: E402
 
 CELLS = {"2-layer": (2, 16), "1-layer": (1, 16), "1-layer-wide": (1, 32)}  # cell -> (layers, head size)
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def main():
@@ -60,11 +56,7 @@ def main():
                 "max_sink_mass": max(float(h["sink_mass"]) for h in heads),
                 "sink_uniform": float(heads[0]["sink_uniform"]),
             })
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {a.out}: {len(rows)} runs")
+    write_runs_csv(rows, a.out)
 
 
 if __name__ == "__main__":

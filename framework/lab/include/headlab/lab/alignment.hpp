@@ -78,5 +78,7 @@ struct HeadAlignment {
 };
 std::vector<HeadAlignment> align_heads(LoadedModel& model, const std::vector<ParallelPair>& pairs, QueryStep step,
                                        const std::string& file);
+// The single head (head >= 0) with the lowest AER; nullptr when there is none.
+const HeadAlignment* best_head(const std::vector<HeadAlignment>& rows);
 
 }  // namespace headlab
