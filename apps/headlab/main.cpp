@@ -11,6 +11,7 @@
 #include "ablate_command.hpp"
 #include "course_command.hpp"
 #include "align_command.hpp"
+#include "study_command.hpp"
 #include "explore_command.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
@@ -196,6 +197,9 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::AlignOptions align_options;
   CLI::App* align = headlab::cli::add_align_command(app, align_options);
 
+  headlab::cli::StudyOptions study_options;
+  CLI::App* study = headlab::cli::add_study_command(app, study_options);
+
   headlab::cli::ExploreOptions explore_options;
   CLI::App* explore = headlab::cli::add_explore_command(app, explore_options);
 
@@ -275,6 +279,7 @@ int run_command_line(int argc, char** argv) {
       return headlab::cli::run_ablate(ablate_options);
     }
     if (*course) return headlab::cli::run_course(*course, course_options);
+    if (*study) return headlab::cli::run_study(*study, study_options);
     if (*align) {
       try {
         return headlab::cli::run_align(align_options);

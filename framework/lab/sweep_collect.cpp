@@ -58,8 +58,9 @@ std::map<std::string, std::string> config_entries(const std::vector<ConfigEntry>
   return out;
 }
 
-// "" when the run's config.ini holds the planned options, else what differs:
-// "steps=60 there, steps=30 in this sweep; heads=4 there, heads=2 in this sweep".
+
+}  // namespace
+
 std::string config_difference(const std::string& planned_text, const fs::path& config_path) {
   const auto planned = config_entries(parse_config_text(planned_text, "the planned run's config"));
   const auto found = config_entries(read_config_file(config_path.string()));
@@ -80,8 +81,6 @@ std::string config_difference(const std::string& planned_text, const fs::path& c
   }
   return join(differences, "; ");
 }
-
-}  // namespace
 
 CollectedRuns collect_sweep_runs(const SweepPlan& plan, const std::vector<fs::path>& sources,
                                  const std::map<std::string, std::string>& planned_configs) {

@@ -77,23 +77,27 @@ fs::path slurm_output_dir(const SweepPlan& plan) {
 }
 
 std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::string>& commands,
-                               std::size_t max_running) {
+                               std::size_t max_running, const SlurmScriptText& extra) {
   if (commands.empty()) throw ValueError("a SLURM array needs at least one run; every run of the sweep is finished");
   check_job_word("the sweep directory", plan.out_dir.string());  // it stands in comment lines too
   const std::string last = std::to_string(commands.size() - 1);
   const std::string out = shell_quote(plan.out_dir.string());
   const fs::path log_dir = slurm_output_dir(plan);
   std::string s = "#!/bin/bash\n";
-  s += "# headlab ablate: " + std::to_string(commands.size()) + " runs of the sweep " + out +
+  const std::string writer = extra.writer.empty() ? "headlab ablate" : extra.writer;
+  const std::string then = extra.then.empty() ? "headlab ablate --out " + out + " --collect" : extra.then;
+  check_job_word("the command after the tasks", then);
+  s += "# " + writer + ": " + std::to_string(commands.size()) + " runs of the sweep " + out +
        " as a SLURM job array, one run per task\n";
   s += "# (task i runs the i-th command of --emit-jobs; each run logs to its RUN_DIR/log.txt).\n";
   s += "#   sbatch THIS_FILE                        submit; add --partition, --time, --cpus-per-task, ... as needed\n";
   s += "#   SLURM_ARRAY_TASK_ID=0 bash THIS_FILE    run task 0 here, without SLURM\n";
-  s += "# When the tasks are done: headlab ablate --out " + out + " --collect\n";
+  s += "# When the tasks are done: " + then + "\n";
   if (log_dir.empty())
     s += "# (the sweep's path cannot stand in an #SBATCH line: the task output goes to the directory sbatch runs in)\n";
   s += "#SBATCH --job-name=" + slurm_job_name(plan) + "\n";
   s += "#SBATCH --array=0-" + last + (max_running > 0 ? "%" + std::to_string(max_running) : "") + "\n";
+  if (extra.cpus_per_task > 0) s += "#SBATCH --cpus-per-task=" + std::to_string(extra.cpus_per_task) + "\n";
   s += "#SBATCH --output=" + (log_dir.empty() ? std::string("headlab-ablate") : (log_dir / "").string()) +
        (log_dir.empty() ? "-%A_%a.out" : "%A_%a.out") + "\n";
   s += "if [ -z \"${SLURM_ARRAY_TASK_ID:-}\" ]; then\n";

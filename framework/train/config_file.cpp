@@ -59,6 +59,7 @@ std::vector<ConfigEntry> parse_config_text(const std::string& text, const std::s
   std::vector<ConfigEntry> entries;
   std::map<std::string, std::size_t> first_line;  // key -> the line that set it
   bool in_train = false;
+  bool in_study = false;  // a study recipe's [study] section: read by headlab/lab/study.hpp, skipped here
   std::size_t number = 0;
   std::size_t start = bom ? 3 : 0;
   while (start < text.size()) {
@@ -80,10 +81,14 @@ std::vector<ConfigEntry> parse_config_text(const std::string& text, const std::s
     if (line[0] == '[') {
       if (line.back() != ']') refuse("a section header must end with ']': " + quote_clipped(line));
       const std::string section = trim(line.substr(1, line.size() - 2));
-      if (section != "train") refuse("unknown section " + quote_clipped("[" + section + "]") + " (the only section is [train])");
-      in_train = true;
+      if (section != "train" && section != "study")
+        refuse("unknown section " + quote_clipped("[" + section + "]") + " (the sections are [train] and, in a "
+               "study recipe, [study])");
+      in_train = section == "train";
+      in_study = section == "study";
       continue;
     }
+    if (in_study) continue;
     const std::size_t eq = line.find('=');
     if (eq == std::string::npos) refuse("expected key=value, [train] or a # comment, got " + quote_clipped(line));
     const std::string key = trim(line.substr(0, eq));

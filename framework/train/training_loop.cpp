@@ -11,6 +11,7 @@
 
 #include "headlab/core/anomaly.hpp"
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/machine.hpp"
 #include "headlab/core/threads.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/loss_spikes.hpp"
@@ -303,6 +304,7 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                             {"flops_per_token", flops_per_token},
                             {"interrupted", r.interrupted},
                             {"threads", threads()},
+                            {"cpu", cpu_model()},
                             {"select", o.select},
                             {"best_step", r.best_step},
                             {"best_value", r.best_value}};

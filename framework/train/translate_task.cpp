@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/machine.hpp"
 #include "headlab/core/threads.hpp"
 #include "headlab/data/batching.hpp"
 #include "headlab/data/bleu.hpp"
@@ -455,6 +456,7 @@ class TranslateTask : public detail::TrainingTask {
                               {"interrupted", result.interrupted},
                               {"seconds", result.seconds},
                               {"threads", threads()},
+                              {"cpu", cpu_model()},
                               {"seed", o_.seed},
                               {"tokenizer", o_.tokenizer},
                               {"vocab_source", data_.src_vocab.size()},

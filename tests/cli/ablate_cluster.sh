@@ -23,21 +23,8 @@ grid=(--grid heads=1,2 --seeds 1,2)
 # The plan's order: task i of the array runs run i.
 runs=("heads=1,seed=1" "heads=1,seed=2" "heads=2,seed=1" "heads=2,seed=2")
 
-fail() {
-  echo "ablate_cluster $case_name: FAIL: $*"
-  exit 1
-}
-# expect STATUS PATTERN COMMAND...: COMMAND exits with STATUS and its output matches PATTERN (grep -E,
-# on the whole output: .* spans lines).
-expect() {
-  local want=$1 pattern=$2 status
-  shift 2
-  "$@" > "$work/out.txt" 2>&1
-  status=$?
-  cat "$work/out.txt"
-  [ "$status" -eq "$want" ] || fail "exit status $status, expected $want: $*"
-  grep -Ezq -- "$pattern" "$work/out.txt" || fail "output does not match /$pattern/: $*"
-}
+test_label="ablate_cluster $case_name"
+. "$(dirname "$0")/expect.sh"
 # How many runs of sweep directory $1 are finished (have a summary.json).
 finished_runs() { find "$1/runs" -name summary.json 2> /dev/null | wc -l; }
 # summary.csv without the columns of timings (train_seconds_*): the numbers a seed fixes.

@@ -42,6 +42,16 @@ TEST_CASE("config file: a BOM is skipped, and comments, blank lines, CRLF, quote
   CHECK(entries[2].value == "v#1.tsv");
 }
 
+TEST_CASE("config file: a study recipe's [study] section is skipped, its lines still checked") {
+  const auto entries =
+      parse_config_text("[study]\ncell = a --heads 2\ncell = b --heads 4\n[train]\nsteps=5\n[study]\nseeds=1\n", "r.ini");
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].key == "steps");
+  CHECK(entries[0].where == "r.ini:5");
+  CHECK_THROWS_WITH_AS(parse_config_text("[study]\ncell = a\x1b[2J\n", "r.ini"),
+                       doctest::Contains("r.ini:2: a control character"), ValueError);
+}
+
 TEST_CASE("config file: refusals name FILE:LINE and why") {
   struct Case {
     std::string text, message;
@@ -52,7 +62,7 @@ TEST_CASE("config file: refusals name FILE:LINE and why") {
       {"[train]\ncolour=blue\n", "c.ini:2: unknown key 'colour'"},
       {"[train]\n--steps=5\n", "c.ini:2: unknown key '--steps'"},
       {"steps=50\n[train]\n", "c.ini:1: 'steps' stands before the [train] section"},
-      {"[train]\nsteps=5\n[eval]\nsteps=6\n", "c.ini:3: unknown section '[eval]' (the only section is [train])"},
+      {"[train]\nsteps=5\n[eval]\nsteps=6\n", "c.ini:3: unknown section '[eval]' (the sections are [train] and, in a study recipe, [study])"},
       {"[train]\nsteps=5\nheads=2\nsteps=6\n", "c.ini:4: duplicate key 'steps' (first set on line 2)"},
       {"[train]\nsteps 5\n", "c.ini:2: expected key=value, [train] or a # comment, got 'steps 5'"},
       {"[train\n", "c.ini:1: a section header must end with ']'"},

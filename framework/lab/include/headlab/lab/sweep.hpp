@@ -245,8 +245,15 @@ std::string job_command(const std::string& executable, const SweepPlan& plan, co
 // gives (the caller creates it; sbatch does not) when out_dir's path holds only [A-Za-z0-9_./+-]
 // (an #SBATCH line is not shell-quoted, and % starts a SLURM pattern); else a file in the
 // directory sbatch is run from. `max_running` 0 = no limit. ValueError when `commands` is empty.
+// `extra`: who wrote it and what to run after (comments), and --cpus-per-task (0 = not set: then
+// a task of a SLURM without CPU binding sees every core of its node).
+struct SlurmScriptText {
+  std::string writer;      // "headlab ablate" when empty
+  std::string then;        // "headlab ablate --out DIR --collect" when empty
+  int cpus_per_task = 0;
+};
 std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::string>& commands,
-                               std::size_t max_running);
+                               std::size_t max_running, const SlurmScriptText& extra = {});
 // out_dir/slurm, or "" when the path cannot stand in an #SBATCH line (see above).
 std::filesystem::path slurm_output_dir(const SweepPlan& plan);
 

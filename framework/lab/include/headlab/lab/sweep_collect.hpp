@@ -48,4 +48,9 @@ struct CollectedRuns {
 CollectedRuns collect_sweep_runs(const SweepPlan& plan, const std::vector<std::filesystem::path>& sources,
                                  const std::map<std::string, std::string>& planned_configs);
 
+// "" when the config.ini at `config_path` holds the options of `planned_text` (a config.ini text),
+// else what differs: "steps=60 there, steps=30 in this sweep; heads=4 there, heads=2 in this sweep"
+// (at most three named). ValueError / IOError from reading the file.
+std::string config_difference(const std::string& planned_text, const std::filesystem::path& config_path);
+
 }  // namespace headlab

@@ -1,6 +1,6 @@
 // headlab/report/report.hpp: what a training run tells you while it runs and leaves behind after it.
 //
-// Six small tools, used by `headlab train`, by ablation sweeps and by the
+// Eight small tools, used by `headlab train`, by ablation sweeps and by the
 // attention-inspection reports, each with its own header:
 //
 //   progress.hpp  ProgressReporter: a live progress line on the terminal, or plain
@@ -14,8 +14,10 @@
 //                 svg_attention_grid: attention maps, one small heatmap per head, a row per layer
 //   text_table.hpp  TextTable: Markdown tables whose columns line up (prune, ablate summaries)
 //   explorer_page.hpp  explorer_page: the head explorer, one self-contained interactive HTML page
+//   statistics.hpp  t-intervals, Welch's and the paired t-test, Holm's correction (Boost.Math)
+//   strip_chart.hpp  svg_strip_chart: a study's cells, every seed a dot, the mean and its 95% CI
 //
-// This header includes all six; a file that needs one tool can include just its header.
+// This header includes all eight; a file that needs one tool can include just its header.
 #pragma once
 
 #include "headlab/report/charts.hpp"
@@ -23,4 +25,6 @@
 #include "headlab/report/heatmaps.hpp"
 #include "headlab/report/metrics.hpp"
 #include "headlab/report/progress.hpp"
+#include "headlab/report/statistics.hpp"
+#include "headlab/report/strip_chart.hpp"
 #include "headlab/report/text_table.hpp"

@@ -4,7 +4,9 @@
 // what a person may write by hand:
 //
 //   # a comment (also ; ...)      whole lines only: a '#' after a value is part of the value
-//   [train]                       the one section; every key stands under it
+//   [train]                       the section of the options; every key stands under it
+//   [study]                       a study recipe's grid and comparisons (headlab/lab/study.hpp):
+//                                 skipped here, after the checks of every line below
 //   steps = 2000                  a flag name of `headlab train` without its dashes, '=', the value;
 //                                 spaces around the key and the value are trimmed
 //   train = "data/my corpus.tsv"  a value in double (or single) quotes is taken as is between them
@@ -13,8 +15,8 @@
 // ValueError "FILE:LINE: why" (or "FILE: why" for the file as a whole): a path that is not a
 // regular file (a directory, a FIFO: refused without opening it) or is over 1 MiB, a NUL byte
 // (a binary file), invalid UTF-8, a control character, a line that is none of the above, a section
-// other than [train] or a key before it, a key that is not a flag (the nearest flag suggested:
-// "did you mean steps?"), and a key given twice anywhere in the file (both lines named).
+// other than [train] and [study] or a key before [train], a key that is not a flag (the nearest
+// flag suggested: "did you mean steps?"), and a key given twice in [train] (both lines named).
 //
 // Values are not checked here: the caller applies each one exactly as the flag would be
 // (OptionInfo::set, then TrainOptions::validate), prefixing `where`.

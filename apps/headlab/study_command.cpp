@@ -1,0 +1,203 @@
+// study_command.cpp: `headlab study run` and `headlab study report` (see study_command.hpp).
+#include "study_command.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "headlab/core/errors.hpp"
+#include "headlab/core/file_writer.hpp"
+#include "headlab/core/user_input.hpp"
+#include "headlab/lab/study.hpp"
+#include "headlab/lab/sweep_collect.hpp"
+#include "headlab/train/run_dir.hpp"
+#include "cli_values.hpp"
+#include "sweep_runner.hpp"
+
+namespace headlab::cli {
+
+namespace fs = std::filesystem;
+
+CLI::App* add_study_command(CLI::App& app, StudyOptions& o) {
+  auto* study = app.add_subcommand("study", "a study from its pinned recipe: train its runs, then report its "
+                                            "statistics and verdicts (docs/studies.md)");
+  study->require_subcommand(1);
+  auto* run = study->add_subcommand("run", "train every cell x seed of a recipe (finished runs are skipped)");
+  run->add_option("recipe", o.recipe, "the recipe: [train] pins every option, [study] the cells and seeds")
+      ->required();
+  run->add_option("--runs", o.runs, "the directory of the runs (DIR/runs/<cell>-seed<S>)")->required();
+  run->add_option("-j,--jobs", o.jobs, "runs at the same time (each with the recipe's threads); with "
+                                       "--emit-slurm, array tasks at once")
+      ->check(whole_number(1, 1024))->capture_default_str();
+  run->add_flag("--quick", o.quick, "add the recipe's quick flags: the whole pipeline in seconds, for tests");
+  run->add_option("--emit-jobs", o.emit_jobs, "write one command per unfinished run to this file instead "
+                                              "(bash FILE, parallel < FILE)");
+  run->add_option("--emit-slurm", o.emit_slurm, "write a SLURM array script (sbatch FILE) instead");
+  auto* report = study->add_subcommand("report", "runs.csv, summary.csv (mean, sd, 95% CI), comparisons.csv "
+                                                 "(Welch, paired, Holm) and verdicts, report.md, chart.svg");
+  report->add_option("recipe", o.recipe, "the recipe")->required();
+  auto* runs = report->add_option("--runs", o.runs, "the directory `study run` trained into");
+  auto* csv = report->add_option("--from-csv", o.from_csv, "a runs.csv measured by a study's own script instead");
+  runs->excludes(csv);
+  report->add_option("--out", o.out, "where the files go (default: the --runs directory; needed with --from-csv)");
+  report->add_option("--commit", o.commit, "the commit of the binary that trained, for runs.csv");
+  return study;
+}
+
+namespace {
+
+RunDirSpec study_dir_spec() {
+  RunDirSpec spec;
+  spec.command = "study";
+  spec.dir_flag = "--runs";
+  spec.existing = ExistingRun::reuse;
+  return spec;
+}
+
+StudyRecipe read_pinned_recipe(const std::string& path) {
+  StudyRecipe recipe = read_study_recipe(path);
+  const std::vector<std::string> unpinned = unpinned_train_options(recipe);
+  if (!unpinned.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < unpinned.size() && i < 5; ++i) list += (i ? ", " : "") + unpinned[i];
+    if (unpinned.size() > 5) list += " and " + std::to_string(unpinned.size() - 5) + " more";
+    throw ValueError(path + ": its [train] section does not pin " + std::to_string(unpinned.size()) +
+                     " option(s) (" + list + "), so a later change of a default would change its runs; start "
+                     "[train] from `headlab train --task T ... --print-config`");
+  }
+  return recipe;
+}
+
+void check_emit_file(const char* flag, const std::string& file) {
+  if (file.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": is a directory");
+  if (!fs::is_directory(fs::absolute(file, ec).parent_path(), ec))
+    throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": its directory does not exist");
+}
+
+int study_run(const StudyOptions& o) {
+  const StudyRecipe recipe = read_pinned_recipe(o.recipe);
+  const SweepPlan plan = plan_study(recipe, o.runs, o.quick);
+  check_emit_file("--emit-jobs", o.emit_jobs);
+  check_emit_file("--emit-slurm", o.emit_slurm);
+  if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
+    throw ValueError("--emit-jobs and --emit-slurm name the same file");
+  // Every run's options, as `headlab train` will resolve them: a bad cell stops the study here.
+  std::map<std::string, std::string> planned;
+  for (const SweepRun& run : plan.runs) planned[run.name] = check_train_arguments(run).to_config_ini();
+  const RunDir held(plan.out_dir, study_dir_spec());
+  std::vector<std::size_t> todo;
+  std::size_t finished = 0;
+  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+    const SweepRun& run = plan.runs[i];
+    const fs::path dir = plan.run_dir(run);
+    if (run_state(dir) != RunState::Finished) {
+      todo.push_back(i);
+      continue;
+    }
+    const std::string difference = config_difference(planned.at(run.name), dir / "config.ini");
+    if (!difference.empty())
+      throw ValueError(dir.string() + " was trained with other options than the recipe gives now (" + difference +
+                       "); remove it to train it again, or use another --runs");
+    ++finished;
+  }
+  if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
+  const std::string exe = executable_path();
+  const std::string report = "headlab study report " + shell_quote(recipe.path.string()) + " --runs " +
+                             shell_quote(plan.out_dir.string());
+  if (!o.emit_jobs.empty() || !o.emit_slurm.empty()) {
+    std::vector<std::string> commands;
+    for (std::size_t i : todo)
+      commands.push_back(job_command(exe, plan, plan.runs[i],
+                                     run_state(plan.run_dir(plan.runs[i])) == RunState::Resumable, recipe.threads));
+    if (!o.emit_jobs.empty()) {
+      std::string text;
+      for (const std::string& line : commands) text += line + "\n";
+      write_file_atomic(o.emit_jobs, text, "study run --emit-jobs");
+      std::cout << "wrote " << commands.size() << " jobs to " << o.emit_jobs << " (bash " << shell_quote(o.emit_jobs)
+                << " or parallel -j N < " << shell_quote(o.emit_jobs) << ")" << std::endl;
+    }
+    if (!o.emit_slurm.empty() && !commands.empty()) {
+      const fs::path log_dir = slurm_output_dir(plan);
+      if (!log_dir.empty()) fs::create_directories(log_dir);
+      SlurmScriptText text{"headlab study run", report, recipe.threads};
+      write_file_atomic(o.emit_slurm, slurm_array_script(plan, commands, o.jobs, text), "study run --emit-slurm");
+      std::cout << "wrote a SLURM array of " << commands.size() << " tasks to " << o.emit_slurm << ": sbatch "
+                << shell_quote(o.emit_slurm) << std::endl;
+    } else if (!o.emit_slurm.empty()) {
+      std::cout << "every run is finished: no SLURM array written" << std::endl;
+    }
+    std::cout << "then: " << report << std::endl;
+    return 0;
+  }
+  std::cout << "study: " << plan.runs.size() << " runs, " << todo.size() << " to run, " << o.jobs
+            << " at a time, " << recipe.threads << " thread(s) each; logs in " << (plan.out_dir / "runs").string()
+            << "/<run>/log.txt" << std::endl;
+  const SweepOutcome outcome = run_all(exe, plan, todo, o.jobs, recipe.threads);
+  if (outcome.stopped) {
+    std::cerr << "headlab study run: interrupted; run the same command again to resume\n";
+    return 130;
+  }
+  if (outcome.failed > 0) {
+    std::cerr << "headlab study run: " << outcome.failed << " of " << todo.size()
+              << " runs failed (see FAILED above); run the same command again to retry them\n";
+    return 1;
+  }
+  std::cout << "then: " << report << std::endl;
+  return 0;
+}
+
+int study_report(const StudyOptions& o) {
+  const StudyRecipe recipe = read_study_recipe(o.recipe);
+  if (o.runs.empty() && o.from_csv.empty()) throw ValueError("give --runs DIR (or --from-csv RUNS.CSV --out DIR)");
+  if (!o.from_csv.empty() && o.out.empty()) throw ValueError("--from-csv needs --out DIR (the CSV is not rewritten)");
+  std::vector<StudyRun> runs;
+  std::vector<std::string> missing;
+  if (!o.from_csv.empty()) {
+    runs = read_study_runs_csv(recipe, o.from_csv);
+    for (const StudyCell& cell : recipe.cells)
+      for (std::uint64_t seed : recipe.seeds) {
+        bool found = false;
+        for (const StudyRun& r : runs) found = found || (r.cell == cell.name && r.seed == seed);
+        if (!found) missing.push_back(cell.name + "-seed" + std::to_string(seed));
+      }
+  } else {
+    std::error_code ec;
+    if (!fs::is_directory(o.runs, ec)) throw ValueError("--runs " + quote_clipped(o.runs) + ": no such directory");
+    runs = collect_study_runs(recipe, plan_study(recipe, o.runs, false), missing);
+    for (StudyRun& r : runs) r.facts["commit"] = o.commit.empty() ? "unrecorded" : o.commit;
+  }
+  const fs::path out = o.out.empty() ? fs::path(o.runs) : fs::path(o.out);
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw ValueError("--out " + quote_clipped(out.string()) + ": not a directory");
+  fs::create_directories(out, ec);
+  if (ec) throw IOError("--out " + quote_clipped(out.string()) + ": cannot make it: " + ec.message());
+  const StudyReport report = report_study(recipe, runs);
+  const std::string markdown = study_report_markdown(recipe, report, runs, missing);
+  if (o.from_csv.empty()) write_file_atomic(out / "runs.csv", study_runs_csv(recipe, runs), "study report");
+  write_file_atomic(out / "summary.csv", study_summary_csv(report), "study report");
+  write_file_atomic(out / "comparisons.csv", study_comparisons_csv(report), "study report");
+  write_file_atomic(out / "report.md", markdown, "study report");
+  write_file_atomic(out / "chart.svg", study_chart_svg(recipe, report), "study report");
+  std::cout << markdown << "\nwrote " << (o.from_csv.empty() ? "runs.csv, " : "")
+            << "summary.csv, comparisons.csv, report.md and chart.svg to " << out.string() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int run_study(const CLI::App& study, const StudyOptions& o) {
+  const bool run = study.get_subcommands().front()->get_name() == "run";
+  try {
+    return run ? study_run(o) : study_report(o);
+  } catch (const ValueError& e) {
+    std::cerr << "headlab study " << (run ? "run" : "report") << ": " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace headlab::cli
