@@ -98,7 +98,10 @@ std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::str
   s += "#SBATCH --job-name=" + slurm_job_name(plan) + "\n";
   s += "#SBATCH --array=0-" + last + (max_running > 0 ? "%" + std::to_string(max_running) : "") + "\n";
   if (extra.cpus_per_task > 0) s += "#SBATCH --cpus-per-task=" + std::to_string(extra.cpus_per_task) + "\n";
-  s += "#SBATCH --output=" + (log_dir.empty() ? std::string("headlab-ablate") : (log_dir / "").string()) +
+  // "headlab ablate" -> headlab-ablate-%A_%a.out, "headlab study run" -> headlab-study-%A_%a.out
+  std::string fallback = writer.substr(0, writer.find(' ', writer.find(' ') + 1));
+  std::replace(fallback.begin(), fallback.end(), ' ', '-');
+  s += "#SBATCH --output=" + (log_dir.empty() ? fallback : (log_dir / "").string()) +
        (log_dir.empty() ? "-%A_%a.out" : "%A_%a.out") + "\n";
   s += "if [ -z \"${SLURM_ARRAY_TASK_ID:-}\" ]; then\n";
   s += "  echo \"$0: SLURM_ARRAY_TASK_ID is not set: submit this file with sbatch, or run one task with "

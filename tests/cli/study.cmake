@@ -10,3 +10,11 @@ foreach(case pipeline unpinned cluster quick scipy)
   set_tests_properties(cli.study_${case} PROPERTIES PASS_REGULAR_EXPRESSION "study ${case}: ok"
                        FAIL_REGULAR_EXPRESSION "FAIL:")
 endforeach()
+
+# A real one-node SLURM (tests/cluster/slurm_local.sh, about 15 s): skipped (77) where SLURM, munge or
+# GNU parallel is not installed or the suite does not run as root.
+add_test(NAME cluster.slurm_local
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cluster/slurm_local.sh $<TARGET_FILE:headlab_cli>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cluster_slurm)
+set_tests_properties(cluster.slurm_local PROPERTIES SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "slurm_local: ok"
+                     FAIL_REGULAR_EXPRESSION "FAIL:" RUN_SERIAL TRUE)

@@ -3,7 +3,8 @@
 
   docs/studies/head-count-grammar/measure.py RUNS [--headlab build/release/apps/headlab]
 
-For each RUNS/<cell>-seed<k>/checkpoint.safetensors (the final weights, step 800):
+For each RUNS/runs/<cell>-seed<k>/checkpoint.safetensors (as `headlab study run` trains them; the
+final weights, step 800):
   exact        sentence exact match on datasets/grammar-de-en/test.tsv (1 000 pairs), greedy
                (`headlab translate`), output tokens against the reference's tokens (lower case,
                punctuation split off, as headlab's tokenizer reads this corpus)
@@ -13,7 +14,7 @@ For each RUNS/<cell>-seed<k>/checkpoint.safetensors (the final weights, step 800
   best_aer     the lowest AER of any cross-attention head (`headlab align`, all 1 000 test pairs)
   mean_aer_l0, mean_aer_l1     AER of the mean over the heads of decoder layer 0 and 1
 plus the run's options that vary, its steps, training seconds, the CPU and the commit of the
-binary (RUNS/commit.txt, written by the person who ran run.sh).
+binary (RUNS/commit.txt, written by the person who ran `headlab study run`).
 Written from the repository root; stdlib only.
 """
 import argparse
@@ -84,7 +85,7 @@ def main():
     todo = []
     for cell, (family, heads, head_size) in CELLS.items():
         for seed in range(1, 6):
-            d = os.path.join(a.runs, f"{cell}-seed{seed}")
+            d = os.path.join(a.runs, "runs", f"{cell}-seed{seed}")
             if not os.path.exists(os.path.join(d, "summary.json")):
                 print(f"missing: {d} (not finished)", file=sys.stderr)
                 continue

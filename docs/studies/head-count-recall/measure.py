@@ -3,7 +3,7 @@
 
   docs/studies/head-count-recall/measure.py RUNS
 
-From each RUNS/<cell>-seed<k>/summary.json (the trainer's evaluation on 512 held-out sequences,
+From each RUNS/runs/<cell>-seed<k>/summary.json (the trainer's evaluation on 512 held-out sequences,
 4 096 answers): answer accuracy (valid_accuracy), value accuracy (slot_accuracy), validation loss,
 parameters, FLOPs per token, steps and training seconds; plus the cell's heads and head size, the
 CPU, the thread count and the commit of the binary that trained (RUNS/commit.txt). Stdlib only.
@@ -32,7 +32,7 @@ def main():
     rows = []
     for cell, (family, heads, head_size) in CELLS.items():
         for seed in range(1, 6):
-            with open(os.path.join(a.runs, f"{cell}-seed{seed}", "summary.json")) as f:
+            with open(os.path.join(a.runs, "runs", f"{cell}-seed{seed}", "summary.json")) as f:
                 s = json.load(f)
             rows.append({"cell": cell, "family": family, "heads": heads, "head_size": head_size, "seed": seed,
                          "steps": s["steps"], "parameters": s["parameters"], "flops_per_token": int(s["flops_per_token"]),

@@ -3,7 +3,7 @@
 
   docs/studies/induction-heads/measure.py RUNS [--headlab build/release/apps/headlab]
 
-For each RUNS/<cell>-seed<k>: from its summary.json (the trainer's evaluation on 256 held-out
+For each RUNS/runs/<cell>-seed<k> (as `headlab study run` trains them): from its summary.json (the trainer's evaluation on 256 held-out
 sequences) the repeated half's accuracy and loss and the first half's loss; from `headlab heads`
 on checkpoint.safetensors (64 probe sequences <s> r_1..r_16 r_1..r_16, seed 1) the best
 previous-token score of layer 0, the best induction score of the last layer, how many heads pass
@@ -34,7 +34,7 @@ def main():
     rows = []
     for cell, (layers, head_size) in CELLS.items():
         for seed in range(1, 6):
-            d = os.path.join(a.runs, f"{cell}-seed{seed}")
+            d = os.path.join(a.runs, "runs", f"{cell}-seed{seed}")
             with open(os.path.join(d, "summary.json")) as f:
                 s = json.load(f)
             subprocess.run([a.headlab, "heads", "--checkpoint", os.path.join(d, "checkpoint.safetensors"),
