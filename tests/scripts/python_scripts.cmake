@@ -37,6 +37,16 @@ add_test(NAME docs.readme_studies_up_to_date
          COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/update_readme_studies.py --check)
 set_tests_properties(docs.readme_studies_up_to_date PROPERTIES PASS_REGULAR_EXPRESSION "up to date")
 
+# The README's claims table, from the claim lines of the write-ups (docs/tools/update_readme_claims.py),
+# and the script itself on write-ups made by its test.
+add_test(NAME docs.readme_claims_up_to_date
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/update_readme_claims.py --check)
+set_tests_properties(docs.readme_claims_up_to_date PROPERTIES PASS_REGULAR_EXPRESSION "up to date")
+add_test(NAME scripts.update_readme_claims
+         COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/update_readme_claims_test.py
+                 ${PROJECT_SOURCE_DIR}/docs/tools/update_readme_claims.py ${CMAKE_CURRENT_BINARY_DIR}/update_readme_claims)
+set_tests_properties(scripts.update_readme_claims PROPERTIES PASS_REGULAR_EXPRESSION "^all passed")
+
 # README.md and docs/: every relative link resolves, every `headlab COMMAND` of the README is a command
 # of `headlab --help`, every tutorial it names is built (tests/docs/check_docs.py).
 add_test(NAME docs.links_and_commands
