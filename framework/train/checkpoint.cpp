@@ -197,7 +197,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
   const TensorFile file = load_checkpoint_file(path);
   auto meta = [&](const std::string& key) -> const std::string& { return checkpoint_meta(file, key); };
   const TrainOptions saved = as_format_error(path, [&] { return TrainOptions::from_text(meta("options")); });
-  // Everything but the run's length and its save frequency must match (neither changes a number;
+  // Everything but the run's length and its saving must match (neither changes a number;
   // but --schedule cosine and linear end at --steps, so there the length must match too).
   TrainOptions a = saved, b = o;
   const bool schedule_ends_at_steps = o.schedule == "cosine" || o.schedule == "linear";
@@ -205,6 +205,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
   a.time_budget = b.time_budget = 0;
   a.stop_at_perfect = b.stop_at_perfect = false;
   a.save_every = b.save_every = 0;
+  a.keep_checkpoints = b.keep_checkpoints = false;
   std::string differences;
   for (const OptionInfo& info : train_option_table()) {
     if (!info.stored || info.get(a) == info.get(b)) continue;

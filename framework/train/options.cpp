@@ -319,6 +319,8 @@ void TrainOptions::validate() const {
       bad(info.field, e.what());
     }
   }
+  if (keep_checkpoints && save_every == 0)
+    bad("keep_checkpoints", "keeps the checkpoints --save-every N writes: give --save-every too");
   if (attention_only && !decoder_only_task(task))
     bad("attention_only", "is for tasks induction, lm and recall (decoder-only models)");
   validate_attention_variant(*this);

@@ -96,7 +96,7 @@ RunDir::RunDir(fs::path dir, const RunDirSpec& spec) : dir_(std::move(dir)) {
                           flag_advice(spec));
     if (held_run_ && spec.existing == ExistingRun::overwrite) {
       for (const std::string& name : spec.outputs) {
-        fs::remove(dir_ / name, ec);
+        fs::remove_all(dir_ / name, ec);
         if (ec) throw IOError(spec.command + ": --overwrite: cannot remove " + shown(dir_ / name) + ": " + ec.message());
       }
     }
@@ -123,7 +123,7 @@ RunDirSpec train_run_dir_spec(bool resume, bool overwrite) {
   spec.markers = {"checkpoint.safetensors", "metrics.jsonl", "summary.json"};
   spec.outputs = {"checkpoint.safetensors", "best.safetensors", "metrics.jsonl", "summary.json", "config.ini",
                   "loss.svg", "test.ref.txt", "test.greedy.txt", "test.beam.txt", "showcase.txt",
-                  "bpe.source.txt", "bpe.target.txt", "vocab.source.txt", "vocab.target.txt"};
+                  "bpe.source.txt", "bpe.target.txt", "vocab.source.txt", "vocab.target.txt", "checkpoints"};
   spec.can_resume = true;
   spec.existing = resume ? ExistingRun::resume : overwrite ? ExistingRun::overwrite : ExistingRun::refuse;
   return spec;

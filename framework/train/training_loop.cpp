@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -245,7 +246,10 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
       metrics->write(row);
       if (state.evaluated_last || save) metrics->sync();  // every line up to a checkpoint's step is durable
     }
-    if (save) save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
+    if (save) {
+      save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
+      if (o.keep_checkpoints && !state.interrupted) keep_checkpoint_copy(o, ckpt, st.step);
+    }
     if (state.interrupted) break;
     if (state.evaluated_last && task.should_stop(state, result)) break;
   }
@@ -290,6 +294,19 @@ void xavier_matrices(Module<float>& model, Generator& gen) {
     const double bound = std::sqrt(6.0 / static_cast<double>(s[0] + s[1]));
     for (float& v : p.mutable_value()) v = static_cast<float>(gen.uniform(-bound, bound));
   }
+}
+
+// --keep-checkpoints: RUN_DIR/checkpoints/step-000250.safetensors, a copy of the checkpoint just saved
+// (zero-padded, so that the files sort by step).
+void keep_checkpoint_copy(const TrainOptions& o, const std::string& checkpoint, std::size_t step) {
+  namespace fs = std::filesystem;
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%06zu.safetensors", step);
+  const fs::path dir = fs::path(o.run_dir) / "checkpoints";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec) fs::copy_file(checkpoint, dir / name, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw IOError("train: --keep-checkpoints: cannot write " + (dir / name).string() + ": " + ec.message());
 }
 
 void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t parameters, double flops_per_token,

@@ -148,6 +148,9 @@ class AnomalyScope {
  private:
   bool previous_;
 };
+// --keep-checkpoints: copies `checkpoint` (just saved at `step`) to
+// RUN_DIR/checkpoints/step-<step, 6 digits>.safetensors; IOError when it cannot.
+void keep_checkpoint_copy(const TrainOptions& o, const std::string& checkpoint, std::size_t step);
 // RUN_DIR/summary.json, the final numbers of a run (what `headlab ablate` aggregates):
 // task, steps, train_seconds, seconds, valid_loss, valid_accuracy (copy: exact match;
 // induction: repeated-half accuracy; absent for translate), parameters,

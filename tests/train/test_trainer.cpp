@@ -161,6 +161,35 @@ TEST_CASE("trainer: 2N steps straight equal N steps, a checkpoint, a resume and 
   CHECK(rows[7].number("loss") == resumed.losses[7]);
 }
 
+TEST_CASE("trainer: --keep-checkpoints keeps every --save-every checkpoint, each the one a shorter run ends with") {
+  TempDir kept("kept"), short_run("short");
+  std::ostringstream log;
+  TrainOptions o = tiny_copy_run(kept.path, 6);
+  o.keep_checkpoints = true;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("give --save-every too"), ValueError);
+  o.save_every = 2;
+  train(o, log);
+  const fs::path dir = kept.path / "checkpoints";
+  for (const char* name : {"step-000002.safetensors", "step-000004.safetensors", "step-000006.safetensors"})
+    CHECK_MESSAGE(fs::exists(dir / name), name);
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 3);
+  // The copy at step 4 holds what a 4-step run's checkpoint holds (the same weights, optimizer
+  // state and generators; the options differ only in --steps and the saving).
+  train(tiny_copy_run(short_run.path, 4), log);
+  const TensorFile at_4 = load_safetensors((dir / "step-000004.safetensors").string());
+  const TensorFile short_end = load_safetensors((short_run.path / "checkpoint.safetensors").string());
+  REQUIRE(at_4.entries().size() == short_end.entries().size());
+  for (const TensorEntry& entry : short_end.entries()) {
+    CAPTURE(entry.name);
+    CHECK(at_4.entry(entry.name).bytes == entry.bytes);
+  }
+  // --overwrite removes the kept checkpoints with the rest of the run.
+  o.overwrite = true;
+  o.steps = 2;
+  train(o, log);
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+}
+
 TEST_CASE("trainer: the copy and induction tasks keep best.safetensors by --select, and loss.svg draws every series") {
   for (Task task : {Task::copy, Task::induction}) {
     for (const std::string select : {"valid_loss", "accuracy"}) {

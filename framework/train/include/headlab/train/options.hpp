@@ -179,6 +179,8 @@ class OptionError : public ValueError {
     "stop once held-out exact match reaches 100%")                                                                    \
   X(std::size_t, save_every, "save-every", 0, 0, 0, 0, 0, true, kAllTasks,                                               \
     "steps between checkpoints (0 = only at the end)")                                                                \
+  X(bool, keep_checkpoints, "keep-checkpoints", false, false, false, false, false, true, kAllTasks,                        \
+    "with --save-every: also keep each checkpoint as RUN_DIR/checkpoints/step-<S>.safetensors (heads over training)") \
   X(std::string, select, "select", "valid_loss", "valid_loss", "valid_loss", "valid_loss", "valid_loss", true, kAllTasks,           \
     "the evaluation best.safetensors keeps: valid_loss (lowest), bleu (translate) or accuracy (copy: exact match; induction: repeated half)") \
   X(std::string, run_dir, "run-dir", "", "", "", "", "", false, kAllTasks,                                                \
