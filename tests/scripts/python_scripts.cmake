@@ -93,6 +93,10 @@ add_test(NAME docs.study_induction_heads_tables
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/induction-heads/report.py --check)
 set_tests_properties(docs.study_induction_heads_tables PROPERTIES
                      PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
+add_test(NAME docs.study_induction_phase_change_tables
+         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/induction-phase-change/report.py --check)
+set_tests_properties(docs.study_induction_phase_change_tables PROPERTIES
+                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
 add_test(NAME docs.study_head_count_recall_tables
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-recall/report.py --check)
 set_tests_properties(docs.study_head_count_recall_tables PROPERTIES
