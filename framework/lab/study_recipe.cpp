@@ -115,6 +115,32 @@ void check_owned_flags(const std::vector<std::string>& words, const std::string&
         throw ValueError(where + ": " + owned + " is set by the study for every run; remove it");
 }
 
+// `flags` as groups, one per flag: {"--steps", "400"}, {"--pre-ln"}, {"--lr=0.1"}. A flag of the
+// options table that takes a value keeps the next word (unless written --flag=value).
+std::vector<std::vector<std::string>> flag_groups(const std::vector<std::string>& flags) {
+  std::vector<std::vector<std::string>> groups;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    groups.push_back({flags[i]});
+    const OptionInfo* info = find_option_by_flag(flags[i]);
+    if (info && info->kind != OptionKind::flag && i + 1 < flags.size()) groups.back().push_back(flags[++i]);
+  }
+  return groups;
+}
+
+std::string flag_name(const std::string& word) { return word.substr(0, word.find('=')); }
+
+// The cell's flags with every flag the quick flags set left out, then the quick flags: a quick
+// `--steps 50` replaces a cell's `--steps 400` (train refuses a flag given twice).
+std::vector<std::string> with_quick_flags(const std::vector<std::string>& cell, const std::vector<std::string>& quick) {
+  std::set<std::string> replaced;
+  for (const auto& group : flag_groups(quick)) replaced.insert(flag_name(group[0]));
+  std::vector<std::string> out;
+  for (const auto& group : flag_groups(cell))
+    if (!replaced.count(flag_name(group[0]))) out.insert(out.end(), group.begin(), group.end());
+  out.insert(out.end(), quick.begin(), quick.end());
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> split_flag_words(const std::string& text, const std::string& where) {
@@ -262,8 +288,8 @@ SweepPlan plan_study(const StudyRecipe& recipe, const fs::path& runs_dir, bool q
       run.values = {cell.name};
       run.seed = seed;
       run.train_args = {"--config", recipe.path.string()};
-      run.train_args.insert(run.train_args.end(), cell.flags.begin(), cell.flags.end());
-      if (quick) run.train_args.insert(run.train_args.end(), recipe.quick_flags.begin(), recipe.quick_flags.end());
+      const std::vector<std::string> flags = quick ? with_quick_flags(cell.flags, recipe.quick_flags) : cell.flags;
+      run.train_args.insert(run.train_args.end(), flags.begin(), flags.end());
       for (const std::string& a : {std::string("--seed"), std::to_string(seed), std::string("--run-dir"),
                                    plan.run_dir(run).string(), std::string("--progress"), std::string("none")})
         run.train_args.push_back(a);

@@ -162,8 +162,19 @@ TEST_CASE("study plan: cells x seeds, each run's flags in order") {
                                          "3", "--run-dir", "/tmp/study-x/runs/two-seed3", "--progress", "none"};
   CHECK(plan.runs[5].train_args == want);
   const SweepPlan quick = plan_study(r, "/tmp/study-x", true);
+  CHECK(quick.runs.size() == 4);  // the first two seeds
   CHECK(quick.runs[0].train_args[4] == "--steps");
   CHECK(quick.runs[0].train_args[5] == "5");
+  // A quick flag replaces the cell's flag of the same name (train refuses a flag given twice); the
+  // cell's other flags, with or without a value, stay.
+  const StudyRecipe own = parse_study_recipe(
+      pinned_recipe("seeds = 1\nthreads = 1\nmetrics = a\ncell = c --steps 400 --pre-ln --heads=2 --eval-every 5\n"
+                    "quick = --steps=50 --heads 1\n"),
+      "r.ini");
+  const std::vector<std::string> args = plan_study(own, "/tmp/study-y", true).runs[0].train_args;
+  const std::vector<std::string> want_quick = {"--config", own.path.string(), "--pre-ln", "--eval-every", "5",
+                                               "--steps=50", "--heads", "1"};
+  CHECK(std::vector<std::string>(args.begin(), args.begin() + 8) == want_quick);
 }
 
 TEST_CASE("study report: the statistics are headlab/report's, the verdicts follow the criteria") {

@@ -4,7 +4,7 @@
   docs/studies/induction-phase-change/measure.py RUNS [--headlab build/release/apps/headlab]
 
 For each RUNS/runs/<cell>-seed<k> (as `headlab study run` trains them) and each of its evaluations
-(every 25 steps): the repeated-half loss and accuracy from metrics.jsonl, and from `headlab heads` on
+(every 25 steps; every 5 for 2-layer-fine): the repeated-half loss and accuracy from metrics.jsonl, and from `headlab heads` on
 the checkpoint kept at that step (checkpoints/step-<S>.safetensors; 64 probe sequences
 <s> r_1..r_16 r_1..r_16, seed 1) the best previous-token score of layer 0 and the best induction
 score of the last layer. curves.csv holds them all; runs.csv one row a run with the events the
@@ -23,8 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from study_runs import cpu_model, write_runs_csv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CELLS = {"2-layer": 2, "1-layer": 1}
-INTERVAL = 25
+CELLS = {"2-layer": 2, "1-layer": 1, "2-layer-fine": 2}  # cell -> layers
 FORMED = 0.4  # a head "is one" above this score (docs/head-lab.md)
 
 
@@ -80,7 +79,8 @@ def main():
                     if "repeated_loss" in m:
                         evaluations[int(m["step"])] = (m["repeated_loss"], m["repeated_accuracy"])
             steps = sorted(evaluations)
-            assert steps == list(range(INTERVAL, steps[-1] + 1, INTERVAL)), f"{d}: evaluations not every {INTERVAL}"
+            interval = steps[0]  # the run's --eval-every (25, or 5 for 2-layer-fine)
+            assert steps == list(range(interval, steps[-1] + 1, interval)), f"{d}: evaluations not every {interval}"
             with ThreadPoolExecutor(a.jobs) as pool:
                 scores = list(pool.map(lambda step: head_scores(
                     a.headlab, os.path.join(d, "checkpoints", f"step-{step:06d}.safetensors"),
@@ -90,7 +90,7 @@ def main():
                 curves.append({"cell": cell, "seed": seed, "step": step, "repeated_loss": round(loss, 6),
                                "repeated_accuracy": round(accuracy, 6), "best_previous_token_l0": round(p, 6),
                                "best_induction_last": round(i, 6)})
-            row = {"cell": cell, "layers": layers, "seed": seed, "steps": s["steps"],
+            row = {"cell": cell, "layers": layers, "seed": seed, "steps": s["steps"], "eval_every": interval,
                    "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
                    "repeated_accuracy": round(s["valid_accuracy"], 6), "repeated_loss": round(s["repeated_loss"], 6)}
             row.update(events(curve))

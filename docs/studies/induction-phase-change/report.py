@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from study_tools import csv_text, fmt, holm, replace_block, t_interval, welch, write_or_check  # noqa: E402
 
 PAGE = os.path.join(HERE, "..", "induction-phase-change.md")
-CELLS = ["2-layer", "1-layer"]
+CELLS = ["2-layer", "1-layer", "2-layer-fine"]
 METRICS = [("repeated_accuracy", "repeated-half accuracy", 3), ("repeated_loss", "repeated-half loss (nats)", 3)]
 INTERVAL = 25
 
@@ -34,12 +34,12 @@ def curve_chart(curves, runs):
            f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="14">Every run over training: repeated-half '
            'loss (black, 0-5 nats), best previous-token score of layer 0 (orange) and induction score of the last '
            'layer (blue, 0-1)</text>']
-    max_step = max(int(c["step"]) for c in curves)
     for k, run in enumerate(runs):
         x0 = 10 + (k % cols) * panel_w + left
         y0 = top + (k // cols) * (panel_h + 50)
         w, h = panel_w - left - 10, panel_h
         pts = [c for c in curves if c["cell"] == run["cell"] and c["seed"] == run["seed"]]
+        max_step = max(int(c["step"]) for c in pts)
         sx = lambda s: x0 + w * int(s) / max_step
         out.append(f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#ccc"/>')
         out.append(f'<text x="{x0 + w / 2}" y="{y0 - 4}" text-anchor="middle">{html.escape(run["cell"])}, seed {run["seed"]}</text>')
@@ -53,7 +53,7 @@ def curve_chart(curves, runs):
         out.append(f'<text x="{x0}" y="{y0 + h + 14}">0</text><text x="{x0 + w}" y="{y0 + h + 14}" text-anchor="end">'
                    f'{max_step} steps</text>')
     out.append(f'<text x="10" y="{height - 10}" fill="#555">dashed: the loss drop (black) and the induction jump (blue) '
-               f'of the run; evaluations every {INTERVAL} steps</text></svg>')
+               f'of the run; evaluations every 25 steps (2-layer-fine: every 5, its first 400 steps)</text></svg>')
     return "\n".join(out) + "\n"
 
 
@@ -69,6 +69,19 @@ def verdict(two):
     if far >= 3 or gradual:
         return "refuted", close, prev_first, sharp
     return "unresolved", close, prev_first, sharp
+
+
+def order_verdict(fine):
+    """The 2-layer-fine criterion: does the previous-token score reach 0.4 before the induction score?"""
+    before = sum(r["previous_token_step"] != "" and r["induction_formed_step"] != "" and
+                 int(r["previous_token_step"]) + 5 <= int(r["induction_formed_step"]) for r in fine)
+    not_before = sum(r["induction_formed_step"] != "" and (r["previous_token_step"] == "" or
+                     int(r["induction_formed_step"]) <= int(r["previous_token_step"])) for r in fine)
+    if before >= 4:
+        return "confirmed", before
+    if not_before >= 3:
+        return "refuted", before
+    return "unresolved", before
 
 
 def main():
@@ -98,13 +111,24 @@ def main():
              "loss within two intervals either side of the drop.", "",
              "| cell | seed | loss drop at | fall (nats) | induction jump at | rise | drop - jump | previous-token >= 0.4 at | "
              "induction >= 0.4 at | sharpness | final accuracy |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for cell in CELLS:
+    for cell in CELLS[:2]:
         for r in by_cell[cell]:
             lines.append(f'| {cell} | {r["seed"]} | {r["loss_drop_step"]} | {fmt(float(r["loss_drop"]), 3)} | '
                          f'{r["induction_jump_step"]} | {fmt(float(r["induction_jump"]), 3)} | {r["drop_minus_jump"]} | '
                          f'{r["previous_token_step"] or "never"} | {r["induction_formed_step"] or "never"} | '
                          f'{fmt(float(r["sharpness"]), 2) if r["sharpness"] else "-"} | {fmt(float(r["repeated_accuracy"]), 3)} |')
-    lines += ["", "Per cell, 5 seeds, at the end of training: mean ± sd [95% t-interval] (summary.csv):", "",
+    order, before = order_verdict(by_cell["2-layer-fine"])
+    lines += ["", "2-layer-fine (the same training, evaluated every 5 steps for its first 400 steps): when each "
+              "score first reaches 0.4.", "",
+              "| seed | previous-token >= 0.4 at | induction >= 0.4 at | induction - previous-token (steps) | "
+              "loss drop at | induction jump at |", "|---|---|---|---|---|---|"]
+    for r in by_cell["2-layer-fine"]:
+        gap = (int(r["induction_formed_step"]) - int(r["previous_token_step"])
+               if r["previous_token_step"] != "" and r["induction_formed_step"] != "" else "")
+        lines.append(f'| {r["seed"]} | {r["previous_token_step"] or "never"} | {r["induction_formed_step"] or "never"} | '
+                     f'{gap} | {r["loss_drop_step"]} | {r["induction_jump_step"]} |')
+    lines += ["", "Per cell, 5 seeds, at the end of training (2-layer-fine: at step 400): mean ± sd [95% t-interval] "
+              "(summary.csv):", "",
               "| cell | " + " | ".join(label for _, label, _ in METRICS) + " |", "|---|" + "---|" * len(METRICS)]
     for cell in CELLS:
         row = [s for s in summary if s["cell"] == cell]
@@ -116,7 +140,10 @@ def main():
               f'{fmt(c["difference"], 3)} [{fmt(c["ci95_low"], 3)}, {fmt(c["ci95_high"], 3)}], Welch p {c["p"]:.1e}.', "",
               f"**Verdict: {result}.** Criteria (2-layer, 5 seeds): loss drop within one interval of the induction "
               f"jump in {sum(close)} of 5; previous-token head formed no later than the jump in {sum(prev_first)} of 5; "
-              f"sharpness >= 0.5 in {sum(sharp)} of 5."]
+              f"sharpness >= 0.5 in {sum(sharp)} of 5.", "",
+              f"**Verdict on the order (2-layer-fine): {order}.** The previous-token score reaches 0.4 at least one "
+              f"evaluation (5 steps) before the induction score in {before} of 5 seeds (confirms at 4 or more; "
+              f"refutes when the induction score is first or level in 3 or more)."]
     write_or_check({os.path.join(HERE, "summary.csv"): csv_text(summary),
                     os.path.join(HERE, "comparisons.csv"): csv_text(comparisons),
                     os.path.join(HERE, "..", "induction_phase_change.svg"): curve_chart(curves, runs),

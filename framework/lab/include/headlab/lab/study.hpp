@@ -100,8 +100,9 @@ std::vector<std::string> unpinned_train_options(const StudyRecipe& recipe);
 TrainOptions apply_recipe_train(const StudyRecipe& recipe, TrainOptions start);
 
 // The runs: cells (in order) x seeds, named "<cell>-seed<S>", each with the arguments above, in
-// runs_dir/runs/<name> (runs_dir made absolute). `quick`: the quick flags added and only the first
-// two seeds run (the statistics still have two values a cell).
+// runs_dir/runs/<name> (runs_dir made absolute). `quick`: the quick flags added (replacing a cell's
+// flag of the same name: a quick --steps 50 wins over a cell's --steps 400) and only the first two
+// seeds run (the statistics still have two values a cell).
 SweepPlan plan_study(const StudyRecipe& recipe, const std::filesystem::path& runs_dir, bool quick);
 
 // ---------------------------------------------------------------------------
