@@ -108,6 +108,10 @@ add_test(NAME docs.study_free_lunch_quick
                  --out ${CMAKE_CURRENT_BINARY_DIR}/free_lunch_quick
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.study_free_lunch_quick PROPERTIES PASS_REGULAR_EXPRESSION "stats.csv: 2 runs")
+add_test(NAME docs.study_head_count_full_corpus_recheck
+         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/recheck.py --check)
+set_tests_properties(docs.study_head_count_full_corpus_recheck PROPERTIES
+                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
 add_test(NAME docs.study_head_count_recall_tables
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-recall/report.py --check)
 set_tests_properties(docs.study_head_count_recall_tables PROPERTIES
