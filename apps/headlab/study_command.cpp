@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 CLI::App* add_study_command(CLI::App& app, StudyOptions& o) {
   auto* study = app.add_subcommand("study", "a study from its pinned recipe: train its runs, then report its "
-                                            "statistics and verdicts (docs/studies.md)");
+                                            "statistics and verdicts (docs/recipes.md)");
   study->require_subcommand(1);
   auto* run = study->add_subcommand("run", "train every cell x seed of a recipe (finished runs are skipped)");
   run->add_option("recipe", o.recipe, "the recipe: [train] pins every option, [study] the cells and seeds")
@@ -43,6 +43,8 @@ CLI::App* add_study_command(CLI::App& app, StudyOptions& o) {
   runs->excludes(csv);
   report->add_option("--out", o.out, "where the files go (default: the --runs directory; needed with --from-csv)");
   report->add_option("--commit", o.commit, "the commit of the binary that trained, for runs.csv");
+  report->add_flag("--quick", o.quick, "report the runs of `study run --quick` (marked as a check of the "
+                                       "pipeline, not a result)");
   return study;
 }
 
@@ -70,19 +72,38 @@ StudyRecipe read_pinned_recipe(const std::string& path) {
   return recipe;
 }
 
-void check_emit_file(const char* flag, const std::string& file) {
+// An output file: not a directory, device or FIFO, not one of the inputs, in a directory that exists.
+void check_output(const char* flag, const std::string& file, const std::vector<fs::path>& inputs) {
   if (file.empty()) return;
+  check_output_file(file, inputs, flag);
   std::error_code ec;
-  if (fs::is_directory(file, ec)) throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": is a directory");
   if (!fs::is_directory(fs::absolute(file, ec).parent_path(), ec))
     throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": its directory does not exist");
 }
 
+// --runs DIR: a directory or nothing yet, never a file.
+void check_runs_dir(const std::string& dir) {
+  std::error_code ec;
+  if (dir.empty()) throw ValueError("--runs: an empty directory name");
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw ValueError("--runs " + quote_clipped(dir) + ": exists and is not a directory");
+}
+
+// "" when the run directory's config.ini (if any) holds the options planned for it.
+std::string planned_difference(const std::map<std::string, std::string>& planned, const SweepPlan& plan,
+                               const SweepRun& run) {
+  const fs::path config = plan.run_dir(run) / "config.ini";
+  std::error_code ec;
+  if (!fs::exists(config, ec)) return "";
+  return config_difference(planned.at(run.name), config);
+}
+
 int study_run(const StudyOptions& o) {
+  check_runs_dir(o.runs);
   const StudyRecipe recipe = read_pinned_recipe(o.recipe);
   const SweepPlan plan = plan_study(recipe, o.runs, o.quick);
-  check_emit_file("--emit-jobs", o.emit_jobs);
-  check_emit_file("--emit-slurm", o.emit_slurm);
+  check_output("--emit-jobs", o.emit_jobs, {recipe.path});
+  check_output("--emit-slurm", o.emit_slurm, {recipe.path});
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file");
   // Every run's options, as `headlab train` will resolve them: a bad cell stops the study here.
@@ -94,14 +115,16 @@ int study_run(const StudyOptions& o) {
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
     const SweepRun& run = plan.runs[i];
     const fs::path dir = plan.run_dir(run);
+    // A finished or a stopped run trained with other options (a recipe changed since, --quick or not)
+    // is refused here: a resume would fail, and a finished one would be counted as this recipe's.
+    const std::string difference = planned_difference(planned, plan, run);
+    if (!difference.empty())
+      throw ValueError(dir.string() + " was trained with other options than the recipe gives now (" + difference +
+                       "); remove it to train it again, or use another --runs");
     if (run_state(dir) != RunState::Finished) {
       todo.push_back(i);
       continue;
     }
-    const std::string difference = config_difference(planned.at(run.name), dir / "config.ini");
-    if (!difference.empty())
-      throw ValueError(dir.string() + " was trained with other options than the recipe gives now (" + difference +
-                       "); remove it to train it again, or use another --runs");
     ++finished;
   }
   if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
@@ -113,6 +136,10 @@ int study_run(const StudyOptions& o) {
     for (std::size_t i : todo)
       commands.push_back(job_command(exe, plan, plan.runs[i],
                                      run_state(plan.run_dir(plan.runs[i])) == RunState::Resumable, recipe.threads));
+    // A run that started and left no checkpoint starts over: its directory goes now (its train
+    // would refuse a directory holding a run), as the local runner does.
+    for (std::size_t i : todo)
+      if (run_state(plan.run_dir(plan.runs[i])) == RunState::Started) fs::remove_all(plan.run_dir(plan.runs[i]));
     if (!o.emit_jobs.empty()) {
       std::string text;
       for (const std::string& line : commands) text += line + "\n";
@@ -154,6 +181,17 @@ int study_report(const StudyOptions& o) {
   const StudyRecipe recipe = read_study_recipe(o.recipe);
   if (o.runs.empty() && o.from_csv.empty()) throw ValueError("give --runs DIR (or --from-csv RUNS.CSV --out DIR)");
   if (!o.from_csv.empty() && o.out.empty()) throw ValueError("--from-csv needs --out DIR (the CSV is not rewritten)");
+  if (!o.from_csv.empty() && o.quick) throw ValueError("--quick is for --runs: a runs.csv says what it holds");
+  const fs::path out = o.out.empty() ? fs::path(o.runs) : fs::path(o.out);
+  {
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+      throw ValueError("--out " + quote_clipped(out.string()) + ": exists and is not a directory");
+    std::vector<fs::path> inputs = {recipe.path};
+    if (!o.from_csv.empty()) inputs.push_back(o.from_csv);
+    for (const char* name : {"runs.csv", "summary.csv", "comparisons.csv", "report.md", "chart.svg"})
+      check_output_file(out / name, inputs, "--out");
+  }
   std::vector<StudyRun> runs;
   std::vector<std::string> missing;
   if (!o.from_csv.empty()) {
@@ -166,18 +204,31 @@ int study_report(const StudyOptions& o) {
       }
   } else {
     std::error_code ec;
-    if (!fs::is_directory(o.runs, ec)) throw ValueError("--runs " + quote_clipped(o.runs) + ": no such directory");
-    runs = collect_study_runs(recipe, plan_study(recipe, o.runs, false), missing);
+    if (!fs::is_directory(fs::path(o.runs) / "runs", ec))
+      throw ValueError("--runs " + quote_clipped(o.runs) + ": no runs/ directory there (what `study run` makes)");
+    const SweepPlan plan = plan_study(recipe, o.runs, o.quick);
+    // Every run there must hold the options this recipe gives it (not --quick ones, not an older
+    // recipe's): else its numbers would be reported as this recipe's.
+    for (const SweepRun& run : plan.runs) {
+      const std::string planned = check_train_arguments(run).to_config_ini();
+      const std::string difference = planned_difference({{run.name, planned}}, plan, run);
+      if (!difference.empty())
+        throw ValueError(plan.run_dir(run).string() + " was trained with other options than the recipe gives (" +
+                         difference + ")" + (o.quick ? "" : "; runs of `study run --quick`? report them with --quick"));
+    }
+    runs = collect_study_runs(recipe, plan, missing);
+    if (runs.empty())
+      throw ValueError("--runs " + quote_clipped(o.runs) + ": no finished run of this recipe; nothing written");
     for (StudyRun& r : runs) r.facts["commit"] = o.commit.empty() ? "unrecorded" : o.commit;
   }
-  const fs::path out = o.out.empty() ? fs::path(o.runs) : fs::path(o.out);
   std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw ValueError("--out " + quote_clipped(out.string()) + ": not a directory");
   fs::create_directories(out, ec);
-  if (ec) throw IOError("--out " + quote_clipped(out.string()) + ": cannot make it: " + ec.message());
+  if (ec) throw ValueError("--out " + quote_clipped(out.string()) + ": cannot make it: " + ec.message());
   const StudyReport report = report_study(recipe, runs);
-  const std::string markdown = study_report_markdown(recipe, report, runs, missing);
+  std::string markdown = study_report_markdown(recipe, report, runs, missing);
+  if (o.quick)
+    markdown = "> **Quick form** (`study run --quick`: the recipe's quick flags, its first two seeds): a check of "
+               "the pipeline, not a result.\n\n" + markdown;
   if (o.from_csv.empty()) write_file_atomic(out / "runs.csv", study_runs_csv(recipe, runs), "study report");
   write_file_atomic(out / "summary.csv", study_summary_csv(report), "study report");
   write_file_atomic(out / "comparisons.csv", study_comparisons_csv(report), "study report");

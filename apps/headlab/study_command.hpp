@@ -5,9 +5,11 @@
 //       recipe's thread count; finished runs are skipped (and checked to hold the recipe's options),
 //       a stopped one resumes. --emit-jobs / --emit-slurm write the commands of the unfinished runs
 //       for GNU parallel or a SLURM array instead (headlab/lab/sweep.hpp quotes every word).
-//   headlab study report RECIPE --runs DIR [--out DIR2] [--commit TEXT]
+//   headlab study report RECIPE --runs DIR [--out DIR2] [--commit TEXT] [--quick]
 //       reads the finished runs: DIR2 (default DIR) gets runs.csv, summary.csv, comparisons.csv,
-//       report.md and chart.svg; the comparisons and verdicts are printed.
+//       report.md and chart.svg; the comparisons and verdicts are printed. A run whose config.ini
+//       differs from what the recipe gives it is refused (--quick: the quick plan, and report.md
+//       says it is a check of the pipeline, not a result); no finished run at all is refused.
 //   headlab study report RECIPE --from-csv RUNS.CSV --out DIR2
 //       the same statistics from a runs.csv that a study's own measuring script wrote (all but
 //       runs.csv written).
@@ -31,7 +33,7 @@ struct StudyOptions {
   std::string recipe;
   std::string runs;        // --runs DIR
   std::size_t jobs = 1;    // -j
-  bool quick = false;      // add the recipe's quick flags
+  bool quick = false;      // the recipe's quick flags and first two seeds (run and report)
   std::string emit_jobs, emit_slurm;
   std::string out;         // report: where the files go ("" = DIR)
   std::string from_csv;    // report: a measured runs.csv instead of the run directories

@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // The flags a study gives every run itself; a cell or the quick flags may not set them.
-const char* const kStudyOwnedFlags[] = {"--seed",     "--run-dir", "--resume", "--overwrite",
-                                        "--progress", "--config",  "--threads"};
+// (--print-config and --help would make a run print and exit 0 without training.)
+const char* const kStudyOwnedFlags[] = {"--seed",   "--run-dir", "--resume",       "--overwrite", "--progress",
+                                        "--config", "--threads", "--print-config", "--help"};
 
 std::string trim(const std::string& s) {
   std::size_t a = 0, b = s.size();
@@ -54,6 +55,9 @@ std::vector<StudyLine> study_lines(const std::string& text, const std::string& p
     }
     if (!in_study) continue;
     const std::size_t eq = line.find('=');
+    if (eq == std::string::npos)
+      throw ValueError(path + ":" + std::to_string(number) + ": expected key = value in [study], got " +
+                       quote_clipped(line));
     lines.push_back({trim(line.substr(0, eq)), trim(line.substr(eq + 1)), path + ":" + std::to_string(number)});
   }
   return lines;
@@ -77,6 +81,10 @@ void read_criterion(const std::string& text, const std::string& where, StudyComp
   } catch (const ValueError&) {
     refuse();
   }
+  const bool confirm = first == "confirm", refute = first == "refute";
+  if ((confirm && c.confirm_sign) || (refute && (c.refute_within > 0 || c.refute_sign)))
+    throw ValueError(where + ": compare: a second " + first + " criterion in " + quote_clipped(c.text) +
+                     " (one confirm and one refute at most)");
   if (first == "confirm" && (second == ">" || second == "<")) {
     c.confirm_sign = second[0];
     c.confirm_bound = value;
@@ -111,8 +119,8 @@ StudyComparison read_comparison(const std::string& text, const std::string& wher
 void check_owned_flags(const std::vector<std::string>& words, const std::string& where) {
   for (const std::string& w : words)
     for (const char* owned : kStudyOwnedFlags)
-      if (w == owned || w.rfind(std::string(owned) + "=", 0) == 0)
-        throw ValueError(where + ": " + owned + " is set by the study for every run; remove it");
+      if (w == owned || w.rfind(std::string(owned) + "=", 0) == 0 || (w == "-h" && std::string(owned) == "--help"))
+        throw ValueError(where + ": " + owned + " is set by the study for every run, or not for a run; remove it");
 }
 
 // `flags` as groups, one per flag: {"--steps", "400"}, {"--pre-ln"}, {"--lr=0.1"}. A flag of the
@@ -197,7 +205,7 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
       std::vector<std::string> words = split_flag_words(line.value, where);
       if (words.empty()) throw ValueError(where + ": cell: a name is needed (cell = NAME FLAGS...)");
       StudyCell cell{words[0], std::vector<std::string>(words.begin() + 1, words.end())};
-      if (!std::all_of(cell.name.begin(), cell.name.end(), is_name_char) || cell.name.size() > 64)
+      if (cell.name.empty() || !std::all_of(cell.name.begin(), cell.name.end(), is_name_char) || cell.name.size() > 64)
         throw ValueError(where + ": cell name " + quote_clipped(cell.name) +
                          " must be 1-64 characters of [A-Za-z0-9_.-] (it names run directories)");
       if (!cell_names.insert(cell.name).second) throw ValueError(where + ": cell " + cell.name + " is given twice");
@@ -231,6 +239,7 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
   }
   for (const char* required : {"seeds", "threads", "metrics"})
     if (!seen.count(required)) throw ValueError(path + ": the [study] section has no " + required + " line");
+  if (r.metrics.empty()) throw ValueError(path + ": the metrics line names no metric");
   if (r.cells.empty()) throw ValueError(path + ": the [study] section has no cell line");
   for (const StudyComparison& c : r.comparisons) {
     for (const std::string& cell : {c.a, c.b})
@@ -274,6 +283,7 @@ TrainOptions apply_recipe_train(const StudyRecipe& recipe, TrainOptions start) {
 }
 
 SweepPlan plan_study(const StudyRecipe& recipe, const fs::path& runs_dir, bool quick) {
+  if (runs_dir.empty()) throw ValueError("--runs: an empty directory name");
   SweepPlan plan;
   plan.out_dir = fs::absolute(runs_dir).lexically_normal();
   // --quick: the first two seeds (two, so that every statistic is still computed).

@@ -53,6 +53,20 @@ std::string fact(const StudyRun& run, const std::string& key) {
   return it == run.facts.end() ? std::string() : it->second;
 }
 
+// Text from a recipe or a CSV in report.md: & < > escaped (no HTML gets through to a renderer) and
+// | escaped (no table cell is split).
+std::string markdown_text(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
 std::string number_or_empty(double v) { return std::isnan(v) ? std::string() : exact_number(v); }
 
 // "0.7349 [0.7143, 0.7556]" for Markdown.
@@ -101,13 +115,17 @@ std::vector<StudyRun> collect_study_runs(const StudyRecipe& recipe, const SweepP
       if (it == numbers.end())
         throw ValueError("run " + run.name + ": its summary.json (" + (dir / "summary.json").string() +
                          ") has no number " + quote_clipped(field) + " (metric " + metric + " of the recipe)");
+      if (!std::isfinite(it->second))
+        throw ValueError("run " + run.name + ": its summary.json has " + field + " = " + exact_number(it->second) +
+                         " (a diverged run?): no statistic can use it; look at its log, then remove the run or "
+                         "the cell");
       row.values[metric] = it->second;
     }
     for (const char* key : {"steps", "train_seconds"})
       if (numbers.count(key)) row.values[key] = numbers.at(key);
     row.facts["flags"] = flags_of.at(row.cell);
     row.facts["threads"] = numbers.count("threads") ? exact_number(numbers.at("threads")) : "";
-    std::ifstream in(dir / "summary.json");
+    std::ifstream in(dir / "summary.json");  // a regular file of at most 1 MiB: run_state checked it
     nlohmann::json summary;
     try {
       summary = nlohmann::json::parse(in, json_depth_limit<nlohmann::json>("summary.json: "), false);
@@ -160,6 +178,8 @@ std::vector<StudyRun> read_study_runs_csv(const StudyRecipe& recipe, const std::
     } catch (const ValueError& e) {
       throw ValueError(where + ": seed: " + e.what());
     }
+    if (std::find(recipe.seeds.begin(), recipe.seeds.end(), row.seed) == recipe.seeds.end())
+      throw ValueError(where + ": seed " + std::to_string(row.seed) + " is not one of the recipe's seeds");
     if (!seen.insert({row.cell, row.seed}).second)
       throw ValueError(where + ": " + row.cell + " seed " + std::to_string(row.seed) + " is given twice");
     for (std::size_t m = 0; m < recipe.metrics.size(); ++m) {
@@ -198,8 +218,11 @@ StudyReport report_study(const StudyRecipe& recipe, const std::vector<StudyRun>&
       s.n = s.values.size();
       s.mean = s.sd = s.ci_low = s.ci_high = kNaN;
       if (s.n > 0) {
-        const SampleSummary summary = summarize(s.values);
-        s.mean = summary.mean, s.sd = summary.sd, s.ci_low = summary.ci_low, s.ci_high = summary.ci_high;
+        try {
+          const SampleSummary summary = summarize(s.values);
+          s.mean = summary.mean, s.sd = summary.sd, s.ci_low = summary.ci_low, s.ci_high = summary.ci_high;
+        } catch (const ValueError&) {  // values whose sum overflows: the cells stay NaN (printed empty)
+        }
       }
       report.cells.push_back(s);
     }
@@ -213,42 +236,49 @@ StudyReport report_study(const StudyRecipe& recipe, const std::vector<StudyRun>&
     r.n_a = a.size(), r.n_b = b.size();
     r.difference = r.ci_low = r.ci_high = r.welch_t = r.df = r.welch_p = kNaN;
     r.paired_ci_low = r.paired_ci_high = r.paired_t = r.paired_p = kNaN;
-    if (a.size() >= 2 && b.size() >= 2) {
-      const MeanDifference w = welch_test(a, b);
-      r.difference = w.difference, r.ci_low = w.ci_low, r.ci_high = w.ci_high;
-      r.welch_t = w.t, r.df = w.df, r.welch_p = w.p;
-      // Paired when both cells ran the same seeds: the pairs in seed order.
-      std::vector<std::uint64_t> sa = seeds[c.a], sb = seeds[c.b];
-      if (std::set<std::uint64_t>(sa.begin(), sa.end()) == std::set<std::uint64_t>(sb.begin(), sb.end()) &&
-          sa.size() == sb.size()) {
-        std::vector<double> pa, pb;
-        for (std::uint64_t seed : std::set<std::uint64_t>(sa.begin(), sa.end())) {
-          pa.push_back(a[std::find(sa.begin(), sa.end(), seed) - sa.begin()]);
-          pb.push_back(b[std::find(sb.begin(), sb.end(), seed) - sb.begin()]);
+    std::string why_not;  // why the comparison has no test
+    if (a.size() < 2 || b.size() < 2) why_not = "too few runs";
+    try {
+      if (why_not.empty()) {
+        const MeanDifference w = welch_test(a, b);
+        r.difference = w.difference, r.ci_low = w.ci_low, r.ci_high = w.ci_high;
+        r.welch_t = w.t, r.df = w.df, r.welch_p = w.p;
+        // Paired when both cells ran the same seeds: the pairs in seed order.
+        std::vector<std::uint64_t> sa = seeds[c.a], sb = seeds[c.b];
+        if (std::set<std::uint64_t>(sa.begin(), sa.end()) == std::set<std::uint64_t>(sb.begin(), sb.end()) &&
+            sa.size() == sb.size()) {
+          std::vector<double> pa, pb;
+          for (std::uint64_t seed : std::set<std::uint64_t>(sa.begin(), sa.end())) {
+            pa.push_back(a[std::find(sa.begin(), sa.end(), seed) - sa.begin()]);
+            pb.push_back(b[std::find(sb.begin(), sb.end(), seed) - sb.begin()]);
+          }
+          const MeanDifference p = paired_test(pa, pb);
+          r.has_paired = true;
+          r.paired_ci_low = p.ci_low, r.paired_ci_high = p.ci_high, r.paired_t = p.t, r.paired_p = p.p;
         }
-        const MeanDifference p = paired_test(pa, pb);
-        r.has_paired = true;
-        r.paired_ci_low = p.ci_low, r.paired_ci_high = p.ci_high, r.paired_t = p.t, r.paired_p = p.p;
       }
+    } catch (const ValueError& e) {  // values so large or so small that the variances over- or underflow
+      why_not = std::string("not testable (") + e.what() + ")";
     }
     const bool use_paired = recipe.paired && r.has_paired;
-    test_p.push_back(use_paired ? r.paired_p : r.welch_p);
+    r.test = why_not.empty() ? (use_paired ? "paired" : "welch") : "";
+    r.verdict = why_not;
+    test_p.push_back(why_not.empty() ? (use_paired ? r.paired_p : r.welch_p) : kNaN);
     report.comparisons.push_back(r);
   }
-  // Holm over the comparisons that could be tested.
-  std::vector<double> tested;
-  for (double p : test_p)
-    if (!std::isnan(p)) tested.push_back(p);
-  const std::vector<double> adjusted = holm_adjust(tested);
-  for (std::size_t i = 0, k = 0; i < report.comparisons.size(); ++i) {
+  // Holm over every declared comparison: one that could not be tested counts as p = 1, so that a
+  // missing run never weakens the correction of the others.
+  std::vector<double> family;
+  for (double p : test_p) family.push_back(std::isnan(p) ? 1.0 : p);
+  const std::vector<double> adjusted = holm_adjust(family);
+  for (std::size_t i = 0; i < report.comparisons.size(); ++i) {
     StudyComparisonResult& r = report.comparisons[i];
     if (std::isnan(test_p[i])) {
       r.p_holm = kNaN;
-      r.verdict = "too few runs";
       continue;
     }
-    r.p_holm = adjusted[k++];
-    const bool use_paired = recipe.paired && r.has_paired;
+    r.p_holm = adjusted[i];
+    const bool use_paired = r.test == "paired";
     r.verdict = verdict_of(r.comparison, use_paired ? r.paired_ci_low : r.ci_low,
                            use_paired ? r.paired_ci_high : r.ci_high, r.p_holm);
   }
@@ -288,35 +318,36 @@ std::string study_summary_csv(const StudyReport& report) {
 
 std::string study_comparisons_csv(const StudyReport& report) {
   std::string out = "comparison,metric,n_a,n_b,difference,ci95_low,ci95_high,welch_t,df,p,paired_ci95_low,"
-                    "paired_ci95_high,paired_t,paired_p,p_holm,verdict\n";
+                    "paired_ci95_high,paired_t,paired_p,test,p_holm,verdict\n";
   for (const StudyComparisonResult& r : report.comparisons)
     out += csv_field(r.comparison.label()) + "," + csv_field(r.comparison.metric) + "," + std::to_string(r.n_a) +
            "," + std::to_string(r.n_b) + "," + number_or_empty(r.difference) + "," + number_or_empty(r.ci_low) + "," +
            number_or_empty(r.ci_high) + "," + number_or_empty(r.welch_t) + "," + number_or_empty(r.df) + "," +
            number_or_empty(r.welch_p) + "," + number_or_empty(r.paired_ci_low) + "," +
            number_or_empty(r.paired_ci_high) + "," + number_or_empty(r.paired_t) + "," +
-           number_or_empty(r.paired_p) + "," + number_or_empty(r.p_holm) + "," + csv_field(r.verdict) + "\n";
+           number_or_empty(r.paired_p) + "," + r.test + "," + number_or_empty(r.p_holm) + "," + csv_field(r.verdict) +
+           "\n";
   return out;
 }
 
 std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& report,
                                   const std::vector<StudyRun>& runs, const std::vector<std::string>& missing) {
   std::ostringstream md;
-  md << "# " << (recipe.title.empty() ? recipe.path.stem().string() : recipe.title) << "\n\n";
+  md << "# " << markdown_text(recipe.title.empty() ? recipe.path.stem().string() : recipe.title) << "\n\n";
   md << "Recipe: `" << recipe.path.filename().string() << "` (" << recipe.cells.size() << " cells x "
      << recipe.seeds.size() << " seeds, " << recipe.threads << (recipe.threads == 1 ? " thread" : " threads")
      << " a run). Written by `headlab study report`.\n\n";
-  if (!recipe.confirms.empty()) md << "- **Confirms:** " << recipe.confirms << "\n";
-  if (!recipe.refutes.empty()) md << "- **Refutes:** " << recipe.refutes << "\n";
+  if (!recipe.confirms.empty()) md << "- **Confirms:** " << markdown_text(recipe.confirms) << "\n";
+  if (!recipe.refutes.empty()) md << "- **Refutes:** " << markdown_text(recipe.refutes) << "\n";
   md << "- **Rule:** a difference is mean(A) - mean(B). Confirmed when the Holm-adjusted p < 0.05 and its "
         "95% CI lies beyond the confirm bound; refuted when the CI lies inside ±R (refute within R) or beyond "
         "the refute bound, or wholly on the other side of 0 from the confirm bound with p < 0.05; otherwise "
         "unresolved.\n\n";
   for (const std::string& metric : recipe.metrics) {
-    md << "## " << markdown_cell(metric) << "\n\n| cell | n | mean ± sd | 95% CI |\n|---|---|---|---|\n";
+    md << "## " << markdown_text(metric) << "\n\n| cell | n | mean ± sd | 95% CI |\n|---|---|---|---|\n";
     for (const StudyCellSummary& s : report.cells) {
       if (s.metric != metric) continue;
-      md << "| " << markdown_cell(s.cell) << " | " << s.n << " | "
+      md << "| " << markdown_text(s.cell) << " | " << s.n << " | "
          << (s.n == 0 ? std::string("—") : readable_number(s.mean, 4) + (s.n > 1 ? " ± " + readable_number(s.sd, 3) : ""))
          << " | " << (s.n > 1 ? "[" + readable_number(s.ci_low, 4) + ", " + readable_number(s.ci_high, 4) + "]" : "—")
          << " |\n";
@@ -324,8 +355,8 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
     md << "\n";
   }
   if (!report.comparisons.empty()) {
-    md << "## Comparisons (" << (recipe.paired ? "paired t-test where the seeds match" : "Welch's t-test")
-       << ", Holm over " << report.comparisons.size() << ")\n\n"
+    md << "## Comparisons (" << (recipe.paired ? "paired t-test where the seeds match, else Welch's" : "Welch's t-test")
+       << ", Holm over all " << report.comparisons.size() << ")\n\n"
        << "| comparison | metric | difference [95% CI] | t | df | p | p (Holm) | criteria | verdict |\n"
        << "|---|---|---|---|---|---|---|---|---|\n";
     for (const StudyComparisonResult& r : report.comparisons) {
@@ -335,13 +366,14 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
       if (c.refute_within > 0) criteria += (criteria.empty() ? "" : "; ") + ("refute within " + exact_number(c.refute_within));
       if (c.refute_sign)
         criteria += (criteria.empty() ? "" : "; ") + (std::string("refute ") + c.refute_sign + " " + exact_number(c.refute_bound));
-      const bool paired = recipe.paired && r.has_paired;
-      md << "| " << markdown_cell(c.label()) << " | " << markdown_cell(c.metric) << " | "
+      const bool paired = r.test == "paired";
+      md << "| " << markdown_text(c.label()) << " | " << markdown_text(c.metric) << " | "
          << with_interval(r.difference, paired ? r.paired_ci_low : r.ci_low, paired ? r.paired_ci_high : r.ci_high)
          << " | " << readable_number(paired ? r.paired_t : r.welch_t, 4) << " | "
          << readable_number(paired ? double(r.n_a - 1) : r.df, 4) << " | "
          << readable_number(paired ? r.paired_p : r.welch_p, 3) << " | " << readable_number(r.p_holm, 3) << " | "
-         << markdown_cell(criteria.empty() ? "—" : criteria) << " | **" << r.verdict << "** |\n";
+         << (criteria.empty() ? "—" : criteria) << " | **" << markdown_text(r.verdict) << "**"
+         << (r.test.empty() ? "" : " (" + r.test + ")") << " |\n";
     }
     md << "\n";
   }
@@ -353,12 +385,12 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
   }
   std::string cpu_list;
   for (const std::string& c : cpus) cpu_list += (cpu_list.empty() ? "" : ", ") + (c.empty() ? "unrecorded" : c);
-  md << "Runs: " << runs.size() << " finished; CPU: " << (cpu_list.empty() ? "none" : cpu_list) << "; "
+  md << "Runs: " << runs.size() << " finished; CPU: " << (cpu_list.empty() ? "none" : markdown_text(cpu_list)) << "; "
      << recipe.threads << (recipe.threads == 1 ? " thread" : " threads") << " a run; training time "
      << readable_number(seconds, 3) << " s in all.\n";
   if (!missing.empty()) {
     md << "\nNot finished (left out of every number above): ";
-    for (std::size_t i = 0; i < missing.size(); ++i) md << (i ? ", " : "") << markdown_cell(missing[i]);
+    for (std::size_t i = 0; i < missing.size(); ++i) md << (i ? ", " : "") << markdown_text(missing[i]);
     md << ".\n";
   }
   return md.str();

@@ -23,7 +23,12 @@ using namespace sweep_text;
 namespace {
 // summary.json parsed, or a null json when it is missing or not a JSON object.
 json read_summary(const fs::path& run_dir) {
-  std::ifstream in(run_dir / "summary.json");
+  // Only a regular file of a sane size is read: a FIFO would block the open for ever, and a summary
+  // headlab writes is a few hundred bytes.
+  const fs::path path = run_dir / "summary.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (1u << 20) || ec) return json();
+  std::ifstream in(path);
   if (!in) return json();
   try {
     json doc = json::parse(in, json_depth_limit<json>("summary.json: "), /*allow_exceptions=*/false);

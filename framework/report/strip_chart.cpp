@@ -35,8 +35,12 @@ std::string svg_strip_chart(const std::vector<StripCell>& cells, const StripChar
   }
   if (std::isfinite(o.baseline)) lo = std::min(lo, o.baseline), hi = std::max(hi, o.baseline);
   if (!std::isfinite(lo)) lo = 0, hi = 1;
-  if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
-  const double step = tick_step(hi - lo);
+  if (!(hi - lo > 1e-9 * std::max(1.0, std::fabs(hi)))) {  // one value (or nearly): a band around it
+    const double pad = std::max(0.5, std::fabs(hi) * 1e-6);
+    lo -= pad, hi += pad;
+  }
+  double step = tick_step(hi - lo);
+  if (!std::isfinite(step) || step <= 0) step = hi - lo;
   lo = std::floor(lo / step) * step, hi = std::ceil(hi / step) * step;
   const double left = 70, top = 40, bottom = 70, right = 20;
   const double plot_h = o.height - top - bottom;
@@ -47,7 +51,11 @@ std::string svg_strip_chart(const std::vector<StripCell>& cells, const StripChar
                   "font-family=\"sans-serif\" font-size=\"12\">\n";
   s += "<text x=\"" + px(o.width / 2.0) + "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">" + xml_escape(o.title) +
        "</text>\n";
-  for (double t = lo; t <= hi + step * 1e-6; t += step) {
+  // Ticks counted, not stepped: where step is below the spacing of doubles near lo, t += step
+  // would never move.
+  const long ticks = std::lround((hi - lo) / step);
+  for (long k = 0; k <= std::min(ticks, 50L); ++k) {
+    const double t = lo + double(k) * step;
     const double tick = std::fabs(t) < step * 1e-9 ? 0.0 : t;
     s += "<line x1=\"" + px(left) + "\" x2=\"" + px(o.width - right) + "\" y1=\"" + px(y(tick)) + "\" y2=\"" +
          px(y(tick)) + "\" stroke=\"#ddd\"/><text x=\"" + px(left - 6) + "\" y=\"" + px(y(tick) + 4) +

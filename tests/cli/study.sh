@@ -4,7 +4,9 @@
 #   pipeline   a tiny pinned copy-task recipe (2 cells x 2 seeds): study run -j 2, its rerun skips
 #              every run, study report writes runs.csv (4 rows), summary.csv, comparisons.csv with a
 #              verdict, report.md, chart.svg; a recipe changed since refuses the runs it trained
-#   unpinned   a recipe with one [train] line removed is refused, naming the option, before any run
+#   unpinned   a recipe with one [train] line removed is refused, naming the option, before any run;
+#              outputs that are inputs or devices, a file as --runs, a report of nothing are refused;
+#              quick runs are reported only with --quick, and marked
 #   cluster    the same study into a directory whose path holds a space, quotes, '$(...)' and ';':
 #              the --emit-jobs file (run by GNU parallel where installed, else bash) and the SLURM
 #              array (run task by task with bash) execute nothing but the runs, and give the same
@@ -66,9 +68,25 @@ pipeline)
   ;;
 unpinned)
   write_recipe "$work/recipe.ini"
+  cp "$work/recipe.ini" "$work/pinned.ini"
   sed -i '/^ff=/d' "$work/recipe.ini"
   expect 2 "does not pin 1 option\(s\) \(ff\)" "$hl" study run "$work/recipe.ini" --runs "$work/runs"
   [ ! -e "$work/runs" ] || fail "the runs directory was made"
+  # Outputs that are inputs, devices or files where a directory belongs: refused, nothing written.
+  expect 2 "--emit-jobs: .*is also an input" "$hl" study run "$work/pinned.ini" --runs "$work/runs" \
+    --emit-jobs "$work/pinned.ini"
+  expect 2 "--emit-slurm: '/dev/null' exists and is" "$hl" study run "$work/pinned.ini" --runs "$work/runs" \
+    --emit-slurm /dev/null
+  expect 2 "--runs '.*pinned.ini': exists and is not a directory" "$hl" study run "$work/pinned.ini" \
+    --runs "$work/pinned.ini"
+  [ ! -e "$work/runs" ] || fail "a refused run made the runs directory"
+  expect 2 "no runs/ directory there" "$hl" study report "$work/pinned.ini" --runs "$work"
+  [ ! -e "$work/runs.csv" ] || fail "a refused report wrote runs.csv"
+  # The quick runs are not reported as the recipe's, only with --quick, marked as such.
+  "$hl" study run "$work/pinned.ini" --runs "$work/quick" --quick > /dev/null || fail "the quick runs"
+  expect 2 "trained with other options than the recipe gives .*steps=10 there, steps=30.*report them with --quick" \
+    "$hl" study report "$work/pinned.ini" --runs "$work/quick"
+  expect 0 "Quick form.*not a result" "$hl" study report "$work/pinned.ini" --runs "$work/quick" --quick
   ;;
 cluster)
   write_recipe "$work/recipe.ini"
@@ -105,7 +123,7 @@ quick)
     cells=$(grep -c '^cell *=' "$recipe")
     [ "$runs" -eq $((cells * 2)) ] || fail "$recipe: $runs finished quick runs, expected $((cells * 2))"
     # The metrics a run's summary.json holds are reported; those measured by measure.py come from runs.csv.
-    if "$hl" study report "$recipe" --runs "$work/$name" > "$work/$name.report" 2>&1; then
+    if "$hl" study report "$recipe" --runs "$work/$name" --quick > "$work/$name.report" 2>&1; then
       grep -q "wrote runs.csv" "$work/$name.report" || fail "$recipe: no report"
     else
       grep -q "has no number" "$work/$name.report" || { cat "$work/$name.report"; fail "$recipe: report"; }

@@ -108,6 +108,13 @@ TEST_CASE("study recipe: refusals name FILE:LINE and the key") {
       {"seeds = 1,1\nthreads = 1\nmetrics = a\ncell = x\n", "seeds:"},
       {"seeds = 1\nthreads = 0\nmetrics = a\ncell = x\n", "threads:"},
       {"seeds = 1\nseeds = 2\nthreads = 1\nmetrics = a\ncell = x\n", "seeds is given twice"},
+      {"seeds = 1\nthreads = 1\nmetrics =\ncell = x\n", "the metrics line names no metric"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell\n", "expected key = value in [study], got 'cell'"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = \"\"\n", "cell name '' must be"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x --print-config\n", "--print-config is set by the study"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x -h\n", "--help is set by the study"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\ncell = y\ncompare = x vs y on a | confirm > 1 | confirm < 2\n",
+       "a second confirm criterion"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.study);
@@ -227,6 +234,41 @@ TEST_CASE("study report: the statistics are headlab/report's, the verdicts follo
   CHECK(report.comparisons[0].p_holm == std::min(1.0, 2 * report.comparisons[0].welch_p));
 }
 
+TEST_CASE("study report: Holm counts every declared comparison, an untested one as p = 1") {
+  StudyRecipe r = parse_study_recipe(
+      pinned_recipe("seeds = 1,2,3\nthreads = 1\nmetrics = acc\ntest = paired\ncell = one\ncell = two\n"
+                    "cell = three\ncompare = two vs one on acc | confirm > 0\ncompare = three vs one on acc | confirm > 0\n"),
+      "r.ini");
+  std::vector<StudyRun> runs = {run_of("one", 1, 0.50), run_of("one", 2, 0.52), run_of("one", 3, 0.47),
+                                run_of("two", 1, 0.56), run_of("two", 2, 0.60), run_of("two", 3, 0.52),
+                                run_of("three", 1, 0.9)};
+  const StudyReport report = report_study(r, runs);
+  REQUIRE(report.comparisons.size() == 2);
+  CHECK(report.comparisons[0].test == "paired");
+  CHECK(report.comparisons[0].p_holm == std::min(1.0, 2 * report.comparisons[0].paired_p));
+  CHECK(report.comparisons[1].verdict == "too few runs");
+  CHECK(report.comparisons[1].test.empty());
+  // test = paired where the seeds differ: Welch, and the row says so.
+  runs = {run_of("one", 1, 0.50), run_of("one", 2, 0.52), run_of("one", 3, 0.47),
+          run_of("two", 1, 0.56), run_of("two", 2, 0.60), run_of("two", 4, 0.52)};
+  CHECK(report_study(r, runs).comparisons[0].test == "welch");
+  // Values whose variances overflow: "not testable", never an exception.
+  runs = {run_of("one", 1, -1e308), run_of("one", 2, 1e308), run_of("two", 1, -1e308), run_of("two", 2, 1e308)};
+  for (StudyRun& run : runs) run.values["valid_loss"] = 0;
+  CHECK(report_study(r, runs).comparisons[0].verdict.rfind("not testable", 0) == 0);
+}
+
+TEST_CASE("study report: report.md escapes the text a recipe or a CSV gave it") {
+  StudyRecipe r = parse_study_recipe(pinned_recipe(kStudy), "r.ini");
+  r.title = "<script>x</script> | y";
+  std::vector<StudyRun> runs = {run_of("one", 1, 0.1), run_of("one", 2, 0.2)};
+  runs[0].facts["cpu"] = "<b>cpu</b>";
+  const std::string md = study_report_markdown(r, report_study(r, runs), runs, {});
+  CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("# &lt;script&gt;x&lt;/script&gt; \\| y") != std::string::npos);
+  CHECK(md.find("<b>") == std::string::npos);
+}
+
 TEST_CASE("study report: a measured runs.csv read, its faults named by line") {
   const StudyRecipe r = parse_study_recipe(pinned_recipe(kStudy), "r.ini");
   const fs::path dir = fs::temp_directory_path() / "headlab_test_study_csv";
@@ -250,6 +292,8 @@ TEST_CASE("study report: a measured runs.csv read, its faults named by line") {
                        doctest::Contains("runs.csv:3: one seed 1 is given twice"), ValueError);
   CHECK_THROWS_WITH_AS(read_study_runs_csv(r, csv("cell,seed,acc,valid_loss\none,1,1\n")),
                        doctest::Contains("runs.csv:2: 3 fields, the header has 4"), ValueError);
+  CHECK_THROWS_WITH_AS(read_study_runs_csv(r, csv("cell,seed,acc,valid_loss\none,9,1,1\n")),
+                       doctest::Contains("runs.csv:2: seed 9 is not one of the recipe's seeds"), ValueError);
   CHECK_THROWS_WITH_AS(read_study_runs_csv(r, dir.string()), doctest::Contains("not a regular file"), ValueError);
   fs::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 
 #include "headlab/core/errors.hpp"
 #include "headlab/report/statistics.hpp"
+#include "headlab/report/strip_chart.hpp"
 
 using namespace headlab;
 using nlohmann::json;
@@ -94,4 +95,12 @@ TEST_CASE("statistics: Holm's adjustment keeps the order and is monotone in the 
     for (std::size_t i = 0; i < got.size(); ++i) check_close(got[i], want[i], "holm " + std::to_string(i));
   }
   CHECK_THROWS_AS(holm_adjust({0.5, 1.5}), ValueError);
+}
+
+TEST_CASE("strip chart: values far from 0 and nearly equal end, with every value drawn") {
+  // 1e17 and 1e17 + 16: a tick step far below the spacing of doubles there (it once looped for ever).
+  const std::string svg = svg_strip_chart({{"a", {1e17}}, {"b", {1e17 + 16}}}, StripChartOptions{});
+  CHECK(svg.find("</svg>") != std::string::npos);
+  const std::string same = svg_strip_chart({{"a", {3.0, 3.0}}}, StripChartOptions{});
+  CHECK(same.find("class=\"seed\"") != std::string::npos);
 }

@@ -139,8 +139,11 @@ struct StudyComparisonResult {
   double difference = 0, ci_low = 0, ci_high = 0, welch_t = 0, df = 0, welch_p = 0;
   bool has_paired = false;  // both cells hold the same seeds
   double paired_ci_low = 0, paired_ci_high = 0, paired_t = 0, paired_p = 0;
-  double p_holm = 0;        // of the recipe's test (Welch, or paired where asked and possible)
-  std::string verdict;      // confirmed, refuted or unresolved (see above); "too few runs" when n < 2
+  std::string test;         // the test of p_holm and the verdict: "welch", or "paired" where asked and the
+                            // seeds match; "" when the comparison could not be tested
+  double p_holm = 0;        // Holm over every declared comparison (an untested one counts as p = 1)
+  std::string verdict;      // confirmed, refuted or unresolved (see above); "too few runs" when n < 2;
+                            // "not testable (why)" when the values over- or underflow the variances
 };
 
 struct StudyReport {
@@ -151,7 +154,8 @@ StudyReport report_study(const StudyRecipe& recipe, const std::vector<StudyRun>&
 
 // The files of a report: runs.csv (cell, seed, the facts and values), summary.csv (cell, metric, n,
 // mean, sd, ci95_low, ci95_high), comparisons.csv (one row per comparison: the difference, its
-// CI, Welch's t, df and p, the paired t and p where the seeds match, p_holm and the verdict),
+// CI, Welch's t, df and p, the paired CI, t and p where the seeds match, the test used, p_holm and
+// the verdict),
 // report.md (the claim, the criteria, the tables) and chart.svg (the first compared metric, or the
 // first metric: every seed a dot, the mean and its 95% CI). Numbers are written so that they read
 // back exactly.
