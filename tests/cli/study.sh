@@ -87,6 +87,16 @@ unpinned)
   expect 2 "trained with other options than the recipe gives .*steps=10 there, steps=30.*report them with --quick" \
     "$hl" study report "$work/pinned.ini" --runs "$work/quick"
   expect 0 "Quick form.*not a result" "$hl" study report "$work/pinned.ini" --runs "$work/quick" --quick
+  # A FIFO as a run's summary.json: the run counts as unfinished, nothing blocks.
+  rm "$work/quick/runs/h1-seed1/summary.json" && mkfifo "$work/quick/runs/h1-seed1/summary.json"
+  expect 0 "Not finished .*h1-seed1" timeout 20 "$hl" study report "$work/pinned.ini" --runs "$work/quick" --quick
+  # A run that started and saved nothing (a task killed early): the emitted jobs start it afresh.
+  rm -f "$work/quick/runs/h1-seed1/summary.json" "$work/quick/runs/h1-seed1/checkpoint.safetensors" \
+    "$work/quick/runs/h1-seed1/best.safetensors"
+  expect 0 "wrote 1 jobs" "$hl" study run "$work/pinned.ini" --runs "$work/quick" --quick --emit-jobs "$work/jobs.txt"
+  bash "$work/jobs.txt" || fail "the job of a started run failed"
+  [ -f "$work/quick/runs/h1-seed1/summary.json" ] || fail "the started run did not finish"
+  expect 2 "--runs: an empty directory name" "$hl" study run "$work/pinned.ini" --runs ""
   ;;
 cluster)
   write_recipe "$work/recipe.ini"
