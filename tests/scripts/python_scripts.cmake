@@ -112,6 +112,12 @@ add_test(NAME docs.study_head_count_full_corpus_recheck
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/recheck.py --check)
 set_tests_properties(docs.study_head_count_full_corpus_recheck PROPERTIES
                      PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
+# Study 12's page shows `headlab study report`'s report.md: the block must equal it.
+add_test(NAME docs.study_kv_sharing_recall_block
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies/kv-sharing-recall.md
+                 ${PROJECT_SOURCE_DIR}/docs/studies/kv-sharing-recall/report.md)
+set_tests_properties(docs.study_kv_sharing_recall_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 add_test(NAME docs.study_head_count_recall_tables
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-recall/report.py --check)
 set_tests_properties(docs.study_head_count_recall_tables PROPERTIES
