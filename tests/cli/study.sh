@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/cli/study.sh HEADLAB SOURCE WORK CASE: `headlab study` end to end (tests/cli/study.cmake runs
+# tests/cli/study.sh HEADLAB SOURCE WORK CASE [RECIPES]: `headlab study` end to end (tests/cli/study.cmake runs
 # one CASE per test, each a few seconds):
 #   pipeline   a tiny pinned copy-task recipe (2 cells x 2 seeds): study run -j 2, its rerun skips
 #              every run, study report writes runs.csv (4 rows), summary.csv, comparisons.csv with a
@@ -11,7 +11,8 @@
 #              the --emit-jobs file (run by GNU parallel where installed, else bash) and the SLURM
 #              array (run task by task with bash) execute nothing but the runs, and give the same
 #              numbers as the local run (all but the seconds)
-#   quick      the --quick form of every committed recipe in docs/studies runs and reports
+#   quick      the --quick form of every committed recipe in docs/studies runs and reports (RECIPES:
+#              "all", the default, or one study's name: the sanitizer builds run one)
 #   scipy      study report --from-csv on each committed runs.csv gives the statistics its
 #              report.py computed with SciPy (tests/docs/check_study_statistics.py)
 # Prints "study CASE: ok" at the end; any failure prints why and exits 1.
@@ -20,6 +21,7 @@ hl=$1
 src=$2
 work=$3
 case_name=$4
+only=${5:-all}  # quick: "all" recipes, or the one named (the sanitizer builds)
 export HEADLAB_THREADS=1
 rm -rf "$work"
 mkdir -p "$work"
@@ -127,6 +129,7 @@ quick)
   cd "$src" || fail "no source directory"
   for recipe in docs/studies/*/recipe.ini; do
     name=$(basename "$(dirname "$recipe")")
+    [ "$only" = all ] || [ "$only" = "$name" ] || continue
     "$hl" study run "$recipe" --quick --runs "$work/$name" -j 2 > "$work/$name.log" 2>&1 \
       || { cat "$work/$name.log"; fail "the quick runs of $recipe"; }
     runs=$(find "$work/$name/runs" -name summary.json | wc -l)
