@@ -19,7 +19,8 @@
 #     cases pass; it has the student README (not the instructor's), every task page, the flash_attention
 #     stub, and none of the instructor-only files (course/student_copy.txt); `headlab course grade` on
 #     its tests gives 0 points, every task "not started" or "waiting for" a prerequisite;
-#  c. the traps (course/traps.txt): the copy with the trapped tasks and their prerequisites filled in
+#  c. the traps (course/traps.txt, the mutation suite: 3+ wrong answers per task): the copy with the
+#     trapped tasks and their prerequisites filled in
 #     with the reference (make_student_copy.py --with-traps) passes their cases, and each deliberately
 #     wrong answer (HEADLAB_COURSE_TRAP=<name>) fails its task's cases. The copy is then written back.
 # HEADLAB_COURSE_STUDENT_DIR puts the student copy and its build elsewhere; they are kept, so a rerun
@@ -150,6 +151,30 @@ if want == "full" and r["points"] != r["max_points"]:
     problems.append(f"total {r['points']} of {r['max_points']}")
 if want == "zero" and r["points"] != 0:
     problems.append(f"total {r['points']}")
+# Nothing done: a task with prerequisites waits for all of them (transitively, in table order),
+# whichever blank its tests reach first; one without is not started.
+if want == "zero":
+    import subprocess
+    deps = {}
+    for line in subprocess.run(["python3", "course/make_student_copy.py", "--tasks"], capture_output=True,
+                               text=True, check=True).stdout.splitlines():
+        tid, _title, direct = line.split("\t")
+        deps[tid] = direct.split()
+    order = list(deps)
+    for t in r["tasks"]:
+        closure, stack = set(), list(deps[t["task"]])
+        while stack:
+            d = stack.pop()
+            if d not in closure:
+                closure.add(d)
+                stack.extend(deps[d])
+        want_status = "waiting for " + " ".join(sorted(closure, key=order.index)) if closure else "not started"
+        if t["status"] != want_status:
+            problems.append(f"task {t['task']}: status '{t['status']}', expected '{want_status}'")
+ran = r.get("ran", {})
+for key in ("tests", "seed_source", "handout_commit", "diff_sha256", "note", "what_counts"):
+    if key not in ran:
+        problems.append(f"no ran.{key} in the report")
 for p in problems:
     print("   " + p)
 sys.exit(1 if problems else 0)
@@ -257,15 +282,39 @@ else
   else
     echo "   no trap on: the $n cases of the trapped tasks and their prerequisites pass"
   fi
+  # The mutation table: task, wrong answer, the task's own cases that catch it (doctest names every
+  # failing case "TEST CASE:  task X: ..."; a crash is reported the same way). Also kept in
+  # $student/mutants.md (docs/course.md shows the last one).
+  table=$student/mutants.md
+  {
+    echo "| task | wrong answer (course/traps.txt) | caught by (the task's own cases that fail) |"
+    echo "|---|---|---|"
+  } > "$table"
+  caught=0
   for line in "${trap_lines[@]}"; do
     IFS=$'\t' read -r name task _deps <<< "$line"
-    out=$(HEADLAB_COURSE_TRAP=$name "$student_tests" "-tc=task $task:*" 2>&1) && rc=0 || rc=$?
+    out=$( (HEADLAB_COURSE_TRAP=$name "$student_tests" "-tc=task $task:*" 2>&1; exit $?) 2> /dev/null) && rc=0 || rc=$?
     read -r n passed failed <<< "$(summary <<< "$out")"
+    cases=$(sed -n "s/^TEST CASE: *task $task: //p" <<< "$out" | sort -u | cut -c1-60 | paste -sd ';' | sed 's/;/; /g')
     if [ "$rc" -eq 0 ]; then
       fail "trap $name: the cases of task $task pass with this wrong answer"
+      echo "| $task | $name | **NOT CAUGHT** |" >> "$table"
     else
-      printf '   trap %-28s task %-4s fails (%s of %s cases)\n' "$name" "$task" "$failed" "$n"
+      caught=$((caught + 1))
+      [ "$rc" -gt 128 ] && cases="$cases (crashed: signal $((rc - 128)))"
+      printf '   %-4s %-36s caught by: %s\n' "$task" "$name" "${cases:-exit $rc}"
+      echo "| $task | $name | ${cases:-exit $rc} |" >> "$table"
     fi
+  done
+  echo "   $caught of ${#trap_lines[@]} wrong answers caught by their own task's cases (table: $table)"
+  # docs/course.md shows the table: it must list every wrong answer (rerun and copy $table there).
+  for line in "${trap_lines[@]}"; do
+    IFS=$'\t' read -r name _task _deps <<< "$line"
+    grep -q "| $name |" docs/course.md || fail "docs/course.md (Traps) does not list the wrong answer $name: copy $table there"
+  done
+  for x in "${ids[@]}"; do
+    count=$(awk -F'\t' -v t="$x" '$2 == t' <<< "$(printf '%s\n' "${trap_lines[@]}")" | wc -l)
+    [ "$count" -ge 3 ] || fail "task $x has $count wrong answers in course/traps.txt (3 or more wanted)"
   done
   # The student's gradcheck (task 0.2) rescues no other task: every trap again, with 0.2's traps on.
   gradcheck_traps=""

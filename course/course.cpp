@@ -2,6 +2,11 @@
 #include "headlab/course/course.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "headlab/core/errors.hpp"
 
 namespace headlab::course {
 
@@ -36,14 +41,38 @@ std::vector<std::string> all_ids() {
   return ids;
 }
 
+// A program (a tutorial, the CLI) that reaches a blank task lets NotImplemented escape main; then,
+// instead of "terminate called after throwing ...", it says which region to fill in and exits 3:
+//   TASK 2.1 (...) is not implemented yet: fill in the region marked TASK 2.1 in FILE (see course/tasks/2.1.md)
+// Any other uncaught exception goes on to the default handler (abort).
+const std::terminate_handler default_terminate = std::get_terminate();
+
+[[noreturn]] void stop_on_blank_task() {
+  if (const std::exception_ptr uncaught = std::current_exception()) {
+    try {
+      std::rethrow_exception(uncaught);
+    } catch (const NotImplemented& e) {
+      const std::string what = e.what();  // "TASK <id> (<title>) is not implemented yet: ..."
+      const std::string id = what.rfind("TASK ", 0) == 0 ? what.substr(5, what.find(' ', 5) - 5) : "";
+      std::fprintf(stderr, "%s%s\n", what.c_str(), id.empty() ? "" : (" (see course/tasks/" + id + ".md)").c_str());
+      std::fflush(stderr);
+      std::_Exit(3);
+    } catch (...) {
+    }
+  }
+  default_terminate ? default_terminate() : std::abort();
+  std::abort();
+}
+
 // Runs while the program starts: from then on the core's markers check ids against the table
-// and throw this table's messages.
+// and throw this table's messages, and an uncaught one stops the program as above.
 const bool installed = [] {
   task_marker::TaskCatalogue catalogue;
   catalogue.is_known = &is_known;
   catalogue.all_ids = &all_ids;
   catalogue.not_implemented_message = &not_implemented_message;
   task_marker::install_catalogue(catalogue);
+  std::set_terminate(&stop_on_blank_task);
   return true;
 }();
 

@@ -440,13 +440,23 @@ def read_traps(problems):
                 continue
             with open(full, encoding="utf-8") as f2:
                 text = f2.read()
-            count = sum(1 for x in text.split("\n") if x.strip() == old) if kind == "stmt" else text.count(old)
+            count = sum(1 for x in text.split("\n") if stmt_matches(x, old)) if kind == "stmt" else text.count(old)
             if count != 1:
                 problems.add(where, f"the reference text of trap {name} is found {count} times in {rel} "
                                     f"(exactly once needed; has the code changed?)")
             traps.append({"name": name, "task": tid, "file": rel, "kind": kind, "old": old, "new": new,
                           "line": number})
     return traps
+
+
+def code_of(line):
+    """A source line without its indentation and trailing '// comment' (how a stmt trap finds its line)."""
+    return re.sub(r"\s+//.*$", "", line).strip()
+
+
+def stmt_matches(line, old):
+    """Whether a stmt trap's reference text is this line (with or without its trailing comment)."""
+    return line.strip() == old or code_of(line) == old
 
 
 def with_traps(lines, file_traps):
@@ -460,12 +470,16 @@ def with_traps(lines, file_traps):
            "  return false;", "}"]
     applied = set()
     for line in lines:
-        for t in sorted(file_traps, key=lambda t: t["kind"] != "stmt"):  # whole statements first
-            if t["kind"] == "stmt" and line.strip() == t["old"]:
-                indent = line[:len(line) - len(line.lstrip())]
-                line = f'{indent}if (headlab_course_trap("{t["name"]}")) {{ {t["new"]} }} else {{ {t["old"]} }}'
-                applied.add(t["name"])
-            elif t["kind"] == "expr" and t["old"] in line:
+        # Whole statements first; several traps on one statement chain:
+        #   if (trap a) { wrong a } else if (trap b) { wrong b } else { reference }
+        stmts = [t for t in file_traps if t["kind"] == "stmt" and stmt_matches(line, t["old"])]
+        if stmts:
+            indent = line[:len(line) - len(line.lstrip())]
+            branches = "".join(f'if (headlab_course_trap("{t["name"]}")) {{ {t["new"]} }} else ' for t in stmts)
+            line = f'{indent}{branches}{{ {code_of(line)} }}'
+            applied.update(t["name"] for t in stmts)
+        for t in file_traps:
+            if t["kind"] == "expr" and t["old"] in line:
                 line = line.replace(t["old"], f'(headlab_course_trap("{t["name"]}") ? ({t["new"]}) : ({t["old"]}))')
                 applied.add(t["name"])
         out.append(line)

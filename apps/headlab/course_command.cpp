@@ -5,16 +5,11 @@
 // case ("TEST CASE:  task 2.1: ...") with its first error, and the NotImplemented messages that say
 // whether the task itself, or one of its prerequisites, is still blank.
 #include "course_command.hpp"
+#include "child_process.hpp"
 #include "cli_values.hpp"
+#include "course_provenance.hpp"
 
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -31,86 +26,12 @@
 #include "headlab/core/file_writer.hpp"
 #include "headlab/course/course.hpp"
 
-extern char** environ;
-
 namespace headlab::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr int kTaskTimeoutSeconds = 600;
-
-struct Run {
-  bool started = false;     // the binary could be run at all
-  bool timed_out = false;
-  int exit_code = -1;       // -1: killed by a signal
-  std::string output;       // stdout and stderr together
-};
-
-// Runs `binary args...` with `extra_env` added to the environment; output captured, killed (with its
-// process group) after `timeout_s`.
-Run run_process(const std::string& binary, const std::vector<std::string>& args,
-                const std::vector<std::string>& extra_env, int timeout_s) {
-  Run run;
-  int pipe_fd[2];
-  if (pipe(pipe_fd) != 0) return run;
-  std::vector<std::string> env_strings(extra_env);
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    bool overridden = false;
-    for (const std::string& x : extra_env) overridden = overridden || entry.rfind(x.substr(0, x.find('=') + 1), 0) == 0;
-    if (!overridden) env_strings.push_back(entry);
-  }
-  std::vector<char*> argv{const_cast<char*>(binary.c_str())}, envp;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const std::string& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(pipe_fd[0]);
-    close(pipe_fd[1]);
-    return run;
-  }
-  if (pid == 0) {  // the child: its own process group, output into the pipe
-    setpgid(0, 0);
-    dup2(pipe_fd[1], STDOUT_FILENO);
-    dup2(pipe_fd[1], STDERR_FILENO);
-    close(pipe_fd[0]);
-    close(pipe_fd[1]);
-    execve(binary.c_str(), argv.data(), envp.data());
-    _exit(127);
-  }
-  close(pipe_fd[1]);
-  run.started = true;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  char buffer[65536];
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      run.timed_out = true;
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{pipe_fd[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    const ssize_t n = read(pipe_fd[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // end of output: the child is done (or closed it)
-    run.output.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(pipe_fd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (run.exit_code == 127 && run.output.empty()) run.started = false;  // execve failed
-  return run;
-}
 
 struct Failure {
   std::string test_case, message;
@@ -187,10 +108,10 @@ struct TaskResult {
 };
 
 // Runs one task's cases in `binary` (when it exists) and folds them into `r`.
-void run_task_cases(const std::string& binary, const course::Task& t, const CourseOptions& o, TaskResult& r,
+void run_task_cases(const std::string& binary, const course::Task& t, const SeedChoice& seed, TaskResult& r,
                     const std::string& which) {
   std::vector<std::string> env{"OPENBLAS_NUM_THREADS=1"};
-  if (o.seed_given) env.push_back("HEADLAB_COURSE_SEED=" + std::to_string(o.seed));
+  if (seed.set) env.push_back("HEADLAB_COURSE_SEED=" + std::to_string(seed.value));
   const Run run = run_process(binary, {"-tc=task " + t.id + ":*", "--no-colors"}, env, kTaskTimeoutSeconds);
   if (!run.started) throw IOError("course: cannot run " + binary);
   const CaseCounts c = read_doctest_output(run.output);
@@ -239,7 +160,8 @@ std::string pad(const std::string& s, std::size_t n) { return s.size() >= n ? s 
 
 int run_course_tasks(const CourseOptions& o, bool grade) {
   const std::string who = grade ? "headlab course grade" : "headlab course status";
-  const std::string tests = o.tests.empty() ? (build_dir() / "tests" / "headlab_tests").string() : o.tests;
+  const std::string own_tests = (build_dir() / "tests" / "headlab_tests").string();
+  const std::string tests = o.tests.empty() ? own_tests : o.tests;
   const std::string hidden =
       o.grading_tests.empty() ? (build_dir() / "course" / "grading" / "headlab_grading_tests").string() : o.grading_tests;
   if (!fs::is_regular_file(tests)) {
@@ -252,6 +174,12 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
               << "instructor's tree (course/grading/): cmake --build --preset release --target headlab_grading_tests\n";
     return 2;
   }
+  const SeedChoice seed = resolve_seed(o.seed_given, o.seed);
+  const GradeProvenance provenance = grade_provenance(tests, own_tests);
+  if (provenance.foreign_tests) {
+    std::cerr << who << ": WARNING: --tests " << tests << " is not this build's test binary (" << own_tests
+              << "); the result says what that program printed, not that this copy passes (recorded in the report)\n";
+  }
   const auto& tasks = course::tasks();
   std::map<std::string, std::vector<std::string>> unlocks;  // id -> the tasks that list it as a prerequisite
   for (const course::Task& t : tasks)
@@ -263,8 +191,8 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
   for (const course::Task& t : tasks) {
     TaskResult r;
     r.task = &t;
-    run_task_cases(tests, t, o, r, "");
-    if (o.instructor) run_task_cases(hidden, t, o, r, "hidden: ");
+    run_task_cases(tests, t, seed, r, "");
+    if (o.instructor) run_task_cases(hidden, t, seed, r, "hidden: ");
     if (r.cases == 0 && r.status.empty()) r.status = "no tests";
     if (r.status.empty()) r.status = "pass";
     r.points = r.status == "pass" ? t.points : 0;
@@ -274,8 +202,34 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
     results.push_back(std::move(r));
   }
 
+  // A task that does not pass while a task it needs (course/tasks.txt, transitively) does not pass
+  // either is "waiting for" those, whatever blank its tests happened to reach first.
+  std::map<std::string, const TaskResult*> by_id;
+  for (const TaskResult& r : results) by_id[r.task->id] = &r;
+  for (TaskResult& r : results) {
+    if (r.status == "pass") continue;
+    std::vector<std::string> to_visit = split_words(r.task->prerequisites), waiting;
+    std::map<std::string, bool> seen;
+    while (!to_visit.empty()) {
+      const std::string id = to_visit.back();
+      to_visit.pop_back();
+      if (seen[id] || !by_id.count(id)) continue;
+      seen[id] = true;
+      if (by_id[id]->status != "pass") waiting.push_back(id);
+      for (const std::string& d : split_words(by_id[id]->task->prerequisites)) to_visit.push_back(d);
+    }
+    if (waiting.empty()) continue;
+    std::sort(waiting.begin(), waiting.end(), [&](const std::string& a, const std::string& b) {
+      return by_id[a] < by_id[b];  // table order
+    });
+    std::string list;
+    for (const std::string& id : waiting) list += (list.empty() ? "" : " ") + id;
+    r.status = "waiting for " + list;
+  }
+
   std::cout << who.substr(8) << ": " << tests << (o.instructor ? " and the hidden tests" : "")
-            << (o.seed_given ? ", seed " + std::to_string(o.seed) : ", default seed") << "\n";
+            << (seed.set ? ", seed " + std::to_string(seed.value) + " (" + seed.source + ")" : ", default seed")
+            << (provenance.foreign_tests ? ", NOT this build's test binary" : "") << "\n";
   std::cout << pad("task", 6) << pad("status", 22) << pad("points", 8) << pad("title", 42) << "unlocks\n";
   const TaskResult* next = nullptr;
   for (const TaskResult& r : results) {
@@ -298,7 +252,8 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
   }
 
   nlohmann::json report;
-  report["seed"] = o.seed_given ? nlohmann::json(o.seed) : nlohmann::json(nullptr);
+  report["seed"] = seed.set ? nlohmann::json(seed.value) : nlohmann::json(nullptr);
+  report["ran"] = provenance_json(provenance, seed);
   report["instructor"] = o.instructor;
   report["points"] = total;
   report["max_points"] = max_total;
@@ -351,6 +306,9 @@ int run_course(const CLI::App& course, const CourseOptions& options) {
   } catch (const IOError& e) {
     std::cerr << "headlab course: " << e.what() << "\n";
     return 1;
+  } catch (const ValueError& e) {
+    std::cerr << "headlab course: " << e.what() << "\n";
+    return 2;
   }
 }
 

@@ -6,12 +6,16 @@
 //       for a prerequisite, with its points and the tasks it unlocks
 //   headlab course grade [--seed N] [--instructor] [--out FILE] [--tests BIN] [--grading-tests BIN]
 //       the same runs, points per task (all or nothing) and the total, and a JSON report:
-//       {"seed", "instructor", "points", "max_points", "tasks": [{"task", "title", "status", "points",
-//        "max_points", "seed", "cases", "passed", "failures": [{"case", "message"}]}]}
+//       {"seed", "instructor", "points", "max_points", "ran": {"tests": {"path", "sha256", "foreign"},
+//        "seed_source", "handout_commit", "diff_sha256", "sources", "note", "what_counts"},
+//        "tasks": [{"task", "title", "status", "points", "max_points", "seed", "cases", "passed",
+//        "failures": [{"case", "message"}]}]}
+//       A --tests binary other than this build's own is run, but flagged on stderr and in "ran".
 //
 // Each task is one run of the test binary, `headlab_tests -tc="task <id>:*"` (and with --instructor
 // also the hidden tests of course/grading/, `headlab_grading_tests`, which only the instructor's
-// tree has), with HEADLAB_COURSE_SEED=N when --seed is given. The binaries default to the ones next
+// tree has), with HEADLAB_COURSE_SEED=N when --seed is given (else an inherited HEADLAB_COURSE_SEED,
+// which must be a whole number, is used and reported). The binaries default to the ones next
 // to this executable's build (BUILD/tests/headlab_tests, BUILD/course/grading/headlab_grading_tests).
 // A run that takes longer than 10 minutes is stopped and counts as failed.
 // Exit status: 0 (status: always; grade: the report was written), 1 a file that cannot be written or

@@ -101,10 +101,10 @@ Tensor<T> split_heads(const Tensor<T>& x, std::size_t heads) {
   }
   // BEGIN TASK 1.1: head split
   HEADLAB_TASK("1.1");
-  const auto d = static_cast<std::ptrdiff_t>(s[2] / heads);
-  return permute(reshape(x, {static_cast<std::ptrdiff_t>(s[0]), static_cast<std::ptrdiff_t>(s[1]),
-                             static_cast<std::ptrdiff_t>(heads), d}),
-                 {0, 2, 1, 3});
+  const auto batch = static_cast<std::ptrdiff_t>(s[0]), steps = static_cast<std::ptrdiff_t>(s[1]);
+  const auto n = static_cast<std::ptrdiff_t>(heads), d = static_cast<std::ptrdiff_t>(s[2] / heads);
+  const Tensor<T> by_head = reshape(x, {batch, steps, n, d});  // (B, T, n, d): channel i d + j -> (i, j)
+  return permute(by_head, {0, 2, 1, 3});                     // (B, n, T, d)
   // END TASK 1.1
 }
 
@@ -115,8 +115,10 @@ Tensor<T> merge_heads(const Tensor<T>& x) {
   if (s.size() != 4) throw ShapeError("merge_heads: input " + shape_str(s) + " should be (B, n, T, d)");
   // BEGIN TASK 1.2: head merge
   HEADLAB_TASK("1.2");
-  return reshape(permute(x, {0, 2, 1, 3}), {static_cast<std::ptrdiff_t>(s[0]), static_cast<std::ptrdiff_t>(s[2]),
-                                            static_cast<std::ptrdiff_t>(s[1] * s[3])});
+  const auto batch = static_cast<std::ptrdiff_t>(s[0]), steps = static_cast<std::ptrdiff_t>(s[2]);
+  const auto width = static_cast<std::ptrdiff_t>(s[1] * s[3]);  // n d
+  const Tensor<T> by_step = permute(x, {0, 2, 1, 3});           // (B, T, n, d)
+  return reshape(by_step, {batch, steps, width});               // (B, T, n d)
   // END TASK 1.2
 }
 

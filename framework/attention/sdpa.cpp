@@ -136,6 +136,15 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
     // END TASK 2.3
   }
 
+  return attend_with_masks(q, k, v, hide, opt);
+}
+
+template <typename T>
+SdpaResult<T> attend_with_masks(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const ScoreMask& hide,
+                                const SdpaOptions<T>& opt) {
+  // The shapes, checked by scaled_dot_product_attention ([[maybe_unused]]: the student copy blanks the region).
+  [[maybe_unused]] const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
+  [[maybe_unused]] const std::size_t B = qs[0], h = qs[1], L = qs[2], d = qs[3], hkv = ks[1], S = ks[2];
   // ---- Attention (the formula at the top of this file) ----
   // BEGIN TASK 2.1: scaled dot-product attention
   HEADLAB_TASK("2.1");
@@ -168,6 +177,11 @@ SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& 
   // END TASK 2.1
 }
 
+template SdpaResult<float> attend_with_masks<float>(const Tensor<float>&, const Tensor<float>&, const Tensor<float>&,
+                                                    const ScoreMask&, const SdpaOptions<float>&);
+template SdpaResult<double> attend_with_masks<double>(const Tensor<double>&, const Tensor<double>&,
+                                                      const Tensor<double>&, const ScoreMask&,
+                                                      const SdpaOptions<double>&);
 template SdpaResult<float> scaled_dot_product_attention<float>(const Tensor<float>&, const Tensor<float>&,
                                                                const Tensor<float>&, const SdpaOptions<float>&);
 template SdpaResult<double> scaled_dot_product_attention<double>(const Tensor<double>&, const Tensor<double>&,

@@ -20,6 +20,8 @@
 
 #include "headlab/attention/attention.hpp"
 #include "headlab/core/gradcheck.hpp"
+#include "headlab/core/shape_utils.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/models/transformer.hpp"
 #include "../small_models.hpp"
@@ -64,11 +66,19 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The seed of every random input: `base`, shifted when HEADLAB_COURSE_SEED is set. Instructors grade
 // with a seed they keep to themselves (docs/course.md), so that only a real implementation passes.
+// A value that is not a whole number from 0 to 10^12 fails every case that asks, saying so.
 inline std::uint64_t seed(std::uint64_t base) {
-  static const std::uint64_t offset = [] {
-    const char* s = std::getenv("HEADLAB_COURSE_SEED");
-    return s ? std::strtoull(s, nullptr, 10) * 1000003ULL : 0ULL;
+  static const char* text = std::getenv("HEADLAB_COURSE_SEED");
+  static const bool valid = [] {
+    try {
+      if (text) headlab::parse_whole_number(text, 0, 1000000000000ULL);
+      return true;
+    } catch (const headlab::ValueError&) {
+      return false;
+    }
   }();
+  if (!valid) FAIL("HEADLAB_COURSE_SEED must be a whole number from 0 to 10^12, got '" << std::string(text) << "'");
+  static const std::uint64_t offset = text ? headlab::parse_whole_number(text) * 1000003ULL : 0ULL;
   return base + offset;
 }
 
@@ -84,6 +94,36 @@ inline double max_diff(const Array<double>& a, const Array<double>& b) {
     m = std::max(m, d);
   }
   return m;
+}
+
+// One line when `got` is not `expected` to within tol (tol 0: exactly), naming the configuration
+// (`what`), the largest difference and the first element that is off, with both values:
+//   "split_heads (B, T, n d) = (2, 3, 8), n = 2: element (0, 1, 0, 2) expected 0.25, got -0.5 (max |diff| 0.75)"
+// A NaN or an infinity where the other has a number counts as off.
+inline void check_close(const std::string& what, const Array<double>& got, const Array<double>& expected,
+                        double tol) {
+  if (got.shape() != expected.shape()) {
+    FAIL_CHECK(what << ": shape " << shape_str(headlab::detail::shape_of(got)) << ", expected "
+                        << shape_str(headlab::detail::shape_of(expected)));
+    return;
+  }
+  const double worst = max_diff(got, expected);
+  if (worst <= tol) return;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double a = got.data()[i], e = expected.data()[i];
+    if (a == e || std::abs(a - e) <= tol) continue;
+    std::string index = ")";  // the row-major index i as (i0, i1, ...)
+    for (std::size_t axis = got.dimension(), rest = i; axis-- > 0; rest /= got.shape()[axis])
+      index = (axis ? ", " : "(") + std::to_string(rest % got.shape()[axis]) + index;
+    FAIL_CHECK(what << ": element " << index << " expected " << e << ", got " << a
+                    << " (max |diff| " << worst << ")");
+    return;
+  }
+}
+
+// check_close for masks (true = hidden, shown as 1).
+inline void check_mask(const std::string& what, const MaskArray& got, const MaskArray& expected) {
+  check_close(what, xt::cast<double>(got), xt::cast<double>(expected), 0.0);
 }
 
 inline double sigmoid_of(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -172,7 +212,7 @@ inline Array<double> attention_by_loops(const Array<double>& q, const Array<doub
 // hh uses kv head hh / (h / h_kv). hidden_of(b) gives batch b's (L, S) mask.
 inline void check_sdpa_against_loops(const TensorD& q, const TensorD& k, const TensorD& v, const SdpaOptions<double>& opt,
                               const std::function<MaskArray(std::size_t)>& hidden_of, const Array<double>& bias,
-                              double scale) {
+                              double scale, const std::string& what = "sdpa") {
   const auto r = scaled_dot_product_attention(q, k, v, opt);
   const std::size_t B = q.size(0), h = q.size(1), L = q.size(2), hkv = k.size(1), dv = v.size(3);
   REQUIRE(r.output.shape() == Shape{B, h, L, dv});
@@ -181,9 +221,9 @@ inline void check_sdpa_against_loops(const TensorD& q, const TensorD& k, const T
       const std::size_t kv = hh / (h / hkv);
       const Array<double> qh = xt::view(q.value(), b, hh), kh = xt::view(k.value(), b, kv),
                           vh = xt::view(v.value(), b, kv), got = xt::view(r.output.value(), b, hh);
-      CAPTURE(b);
-      CAPTURE(hh);
-      CHECK(max_diff(got, attention_by_loops(qh, kh, vh, hidden_of(b), bias, scale)) < 1e-12);
+      check_close(what + " " + shape_str(q.shape()) + " x " + shape_str(k.shape()) + ", batch " + std::to_string(b) +
+                      ", head " + std::to_string(hh) + ": output (L, d_v)",
+                  got, attention_by_loops(qh, kh, vh, hidden_of(b), bias, scale), 1e-12);
     }
   }
 }

@@ -17,8 +17,10 @@
 // fast twin in ops/kernels/; everything else keeps its fast kernels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +29,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <xtensor/xview.hpp>
 
@@ -54,10 +60,8 @@ TEST_CASE("task 0.1: backward sums every path into a shared node before passing 
   const TensorD loss = sum(c * 2.0);           // dloss/dx = 2 (4 (1 - a^2) + 3)
   loss.backward();
   REQUIRE(x.has_grad());
-  for (std::size_t i = 0; i < x.numel(); ++i) {
-    const double t = std::tanh(x.value().data()[i]);
-    CHECK(x.grad().data()[i] == doctest::Approx(2 * (4 * (1 - t * t) + 3)).epsilon(1e-12));
-  }
+  const Array<double> t = xt::tanh(x.value());
+  check_close("the diamond c = 4 tanh(x) + 3 x: dloss/dx", x.grad(), 2.0 * (4.0 * (1.0 - t * t) + 3.0), 1e-12);
   CHECK(!a.has_grad());  // a non-leaf's gradient is dropped after the pass
 }
 
@@ -75,6 +79,51 @@ TEST_CASE("task 0.1: retain_graph, accumulation across calls, freeing, and a 100
   for (int i = 0; i < 100000; ++i) chain = chain + 1.0;  // add_scalar: gradient 1 all the way
   sum(chain).backward();
   CHECK(z.grad()(0) == 1.0);
+}
+
+TEST_CASE("task 0.1: backward(upstream) starts from the given gradient, not from ones") {
+  TensorD x = from_data<double>({0.5, -1.0, 2.0}, {3}, true);
+  const TensorD y = tanh(x) * 3.0;                                  // dy/dx = 3 (1 - tanh^2)
+  const Array<double> upstream = from_data<double>({2.0, -0.5, 0.25}, {3}).value();
+  y.backward(upstream);
+  REQUIRE(x.has_grad());
+  const Array<double> t = xt::tanh(x.value());
+  check_close("y = 3 tanh(x), y.backward(upstream {2, -0.5, 0.25}): x.grad", x.grad(), upstream * 3.0 * (1.0 - t * t),
+              1e-12);
+}
+
+// The chain of the case above, in a thread with a 1 MiB stack: an iterative order needs a few
+// hundred bytes of it, a recursive DFS at least ~32 bytes a node (3 MB for 100 000 nodes) and
+// overflows. Run in a child process, so that an overflow fails this case instead of the whole run.
+TEST_CASE("task 0.1: backward is iterative: a 100 000-node chain on a 1 MiB stack") {
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, std::size_t(1) << 20);
+    int ok = 0;
+    auto run = [](void* result) -> void* {
+      TensorD z = from_data<double>({1.0}, {1}, true);
+      TensorD chain = z;
+      for (int i = 0; i < 100000; ++i) chain = chain + 1.0;
+      sum(chain).backward();
+      *static_cast<int*>(result) = z.has_grad() && z.grad()(0) == 1.0;
+      return nullptr;
+    };
+    pthread_t thread;
+    if (pthread_create(&thread, &attr, run, &ok) != 0) _exit(3);
+    pthread_join(thread, nullptr);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK_MESSAGE(!WIFSIGNALED(status), "backward crashed (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                          << ") on a 100 000-node chain with a 1 MiB stack: is the DFS recursive?"
+                                             " The task asks for an explicit stack.");
+  CHECK_MESSAGE((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0)),
+                "backward on the chain gave z a wrong gradient (exit " << WEXITSTATUS(status) << ")");
 }
 
 TEST_CASE("task 0.2: gradcheck passes a correct backward, to central-difference accuracy") {
@@ -110,6 +159,45 @@ TEST_CASE("task 0.2: gradcheck reports a wrong backward with the op, input, elem
   CHECK(r.message.find("(0, 0)") != std::string::npos);   // the first element that differs
   CHECK(r.message.find("expected") != std::string::npos);
   CHECK(r.message.find("received") != std::string::npos);
+}
+
+TEST_CASE("task 0.2: gradcheck fails a NaN gradient, and leaves its inputs as they were") {
+  // y = a * 2 whose backward puts NaN in element 1 of a's gradient: NaN compares false with any
+  // tolerance, so `if (err > tol) fail` would let it pass.
+  const GradcheckFn nan_grad = [](const std::vector<TensorD>& in) {
+    return make_result<double>("nan_grad", Array<double>(in[0].value() * 2.0), {in[0]}, [](Node<double>& out) {
+      Array<double> g = out.grad * 2.0;
+      g.data()[1] = std::numeric_limits<double>::quiet_NaN();
+      accumulate_grad(*out.inputs[0], std::move(g), "nan_grad");
+    });
+  };
+  Generator gen(seed(4));
+  const TensorD a = uniform<double>({3}, -1, 1, gen, true);
+  const Array<double> before = a.value();
+  const GradcheckResult r = gradcheck("nan_grad", nan_grad, {a});
+  CHECK_MESSAGE(!r.ok, "a gradient holding NaN passed gradcheck");
+  CHECK(r.message.find("nan_grad") != std::string::npos);
+  // The caller's tensors are not changed (perturb copies, or restore every element).
+  CHECK(max_diff(a.value(), before) == 0.0);
+  const GradcheckFn f = [](const std::vector<TensorD>& in) { return pow(in[0], 3.0) + exp(in[1]); };
+  const TensorD x = uniform<double>({2, 2}, -1, 1, gen, true), y = uniform<double>({2, 2}, -1, 1, gen, true);
+  const Array<double> x_before = x.value(), y_before = y.value();
+  CHECK(gradcheck("cube_plus_exp", f, {x, y}).ok);
+  CHECK_MESSAGE(max_diff(x.value(), x_before) == 0.0, "gradcheck changed its first input");
+  CHECK_MESSAGE(max_diff(y.value(), y_before) == 0.0, "gradcheck changed its second input");
+}
+
+TEST_CASE("task 0.2: gradcheck probes every element at the point given (a drifting point shows with cross terms)") {
+  // L = (sum x)^3 couples the elements (d2L / dx_i dx_j = 6 sum x): probing element j at a point
+  // moved in element j - 1 (a perturbation not undone) is off by ~6e-6; central differences at the
+  // right point are off by ~1e-10.
+  Generator gen(seed(5));
+  const GradcheckFn cube_of_sum = [](const std::vector<TensorD>& in) { return pow(sum(in[0]), 3.0); };
+  const GradcheckResult r = gradcheck("cube_of_sum", cube_of_sum, {uniform<double>({4}, 0.2, 0.5, gen, true)});
+  INFO(r.message);
+  CHECK(r.ok);
+  CHECK_MESSAGE(r.max_abs_error < 1e-8, "max |analytic - numeric| " << r.max_abs_error
+                                                                    << ": are the probes at the given point?");
 }
 
 TEST_CASE("task 0.3: mul backward, with broadcasting, matches central differences") {
@@ -161,16 +249,19 @@ TEST_CASE("task 0.6: softmax backward matches central differences and a fully ma
     REQUIRE(inner->value_freed);  // the trap is set: a backward reading softmax's input finds nothing
     y.backward(Array<double>{{1.0, 0.0, 0.0}, {0.0, 0.0, 1.0}});
     const Array<double> yv = y.value();
+    Array<double> expected = xt::zeros<double>({2, 3});
     for (std::size_t r = 0; r < 2; ++r)
       for (std::size_t j = 0; j < 3; ++j) {
         const double dy_j = (r == 0 && j == 0) || (r == 1 && j == 2) ? 1.0 : 0.0;
         const double dot = r == 0 ? yv(0, 0) : yv(1, 2);
-        CHECK(leaf.grad()(r, j) == doctest::Approx(2 * yv(r, j) * (dy_j - dot)).epsilon(1e-12));
+        expected(r, j) = 2 * yv(r, j) * (dy_j - dot);
       }
+    check_close("softmax(leaf * 2) with the input freed: leaf.grad", leaf.grad(), expected, 1e-12);
   }
   TensorD x(Array<double>{{-kInf, -kInf, -kInf}, {0.1, 0.2, 0.3}}, true);
   softmax(x, -1).backward(Array<double>{{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}});
-  for (std::size_t j = 0; j < 3; ++j) CHECK(x.grad()(0, j) == 0.0);
+  check_close("softmax of a fully masked row (-inf, -inf, -inf): its gradient", xt::view(x.grad(), 0),
+              xt::zeros<double>({3}), 0.0);
   CHECK(xt::all(xt::isfinite(x.grad())));
 }
 
@@ -187,7 +278,8 @@ TEST_CASE("task 0.7: log_softmax backward matches central differences and a full
   }, {{3, 4}}, -1, 1, 39);
   TensorD x(Array<double>{{-kInf, -kInf, -kInf}, {0.1, 0.2, 0.3}}, true);
   log_softmax(x, -1).backward(Array<double>{{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}});
-  for (std::size_t j = 0; j < 3; ++j) CHECK(x.grad()(0, j) == 0.0);
+  check_close("log_softmax of a fully masked row (-inf, -inf, -inf): its gradient", xt::view(x.grad(), 0),
+              xt::zeros<double>({3}), 0.0);
   CHECK(xt::all(xt::isfinite(x.grad())));
 }
 
@@ -198,11 +290,12 @@ TEST_CASE("task 1.1: split_heads turns (B, T, n d) into (B, n, T, d), head i = c
   Generator gen(seed(24));
   const TensorD x = uniform<double>({B, T, n * d}, -1, 1, gen);
   const TensorD y = split_heads(x, n);
-  REQUIRE(y.shape() == Shape{B, n, T, d});
+  Array<double> expected = xt::zeros<double>({B, n, T, d});  // y[b, i, t, c] = x[b, t, i d + c]
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t c = 0; c < d; ++c) CHECK(y.value()(b, i, t, c) == x.value()(b, t, i * d + c));
+        for (std::size_t c = 0; c < d; ++c) expected(b, i, t, c) = x.value()(b, t, i * d + c);
+  check_close("split_heads of (B, T, n d) = (2, 3, 8), n = 2, into (B, n, T, d)", y.value(), expected, 0.0);
   CHECK(split_heads(x, 1).shape() == Shape{B, 1, T, n * d});
 }
 
@@ -211,11 +304,12 @@ TEST_CASE("task 1.2: merge_heads turns (B, n, T, d) back into (B, T, n d)") {
   Generator gen(seed(25));
   const TensorD x = uniform<double>({B, n, T, d}, -1, 1, gen);
   const TensorD y = merge_heads(x);
-  REQUIRE(y.shape() == Shape{B, T, n * d});
+  Array<double> expected = xt::zeros<double>({B, T, n * d});  // y[b, t, i d + c] = x[b, i, t, c]
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t t = 0; t < T; ++t)
-        for (std::size_t c = 0; c < d; ++c) CHECK(y.value()(b, t, i * d + c) == x.value()(b, i, t, c));
+        for (std::size_t c = 0; c < d; ++c) expected(b, t, i * d + c) = x.value()(b, i, t, c);
+  check_close("merge_heads of (B, n, T, d) = (2, 2, 3, 4) into (B, T, n d)", y.value(), expected, 0.0);
 }
 
 // ---- Chapter 2: one head by hand ----------------------------------------------------------------
@@ -229,18 +323,20 @@ TEST_CASE("task 2.1: scaled dot-product attention equals the formula, with group
   const Array<double> no_bias = xt::zeros<double>({L, S});
   SdpaOptions<double> opt;
   opt.need_weights = true;
-  check_sdpa_against_loops(q, k, v, opt, [&](std::size_t) { return nothing_hidden; }, no_bias, 0.5);  // 1/sqrt(4)
+  check_sdpa_against_loops(q, k, v, opt, [&](std::size_t) { return nothing_hidden; }, no_bias, 0.5,  // 1/sqrt(4)
+                           "sdpa, grouped kv heads (h 4, h_kv 2)");
   const auto r = scaled_dot_product_attention(q, k, v, opt);
   REQUIRE(r.weights.shape() == Shape{B, h, L, S});
   const Array<double> row_sums = xt::sum(r.weights.value(), {3});
-  CHECK(max_diff(row_sums, xt::ones<double>({B, h, L})) < 1e-12);
+  check_close("sdpa, need_weights: the weights' row sums", row_sums, xt::ones<double>({B, h, L}), 1e-12);
 
   // Multi-query (one kv head), an additive bias and an explicit scale.
   const TensorD k1 = attention_input({B, 1, S, d}, gen), v1 = attention_input({B, 1, S, dv}, gen);
   SdpaOptions<double> biased;
   biased.attn_bias = uniform<double>({L, S}, -1, 1, gen).value();
   biased.scale = 0.3;
-  check_sdpa_against_loops(q, k1, v1, biased, [&](std::size_t) { return nothing_hidden; }, *biased.attn_bias, 0.3);
+  check_sdpa_against_loops(q, k1, v1, biased, [&](std::size_t) { return nothing_hidden; }, *biased.attn_bias, 0.3,
+                           "sdpa, one kv head, attn_bias, scale 0.3");
 }
 
 TEST_CASE("task 2.1: dropout in training drops weights after the softmax, and need_weights returns them before it") {
@@ -259,13 +355,12 @@ TEST_CASE("task 2.1: dropout in training drops weights after the softmax, and ne
   REQUIRE(r.weights.defined());
   REQUIRE(r.weights.shape() == Shape{B, h, L, S});
   REQUIRE(r.output.shape() == Shape{B, h, L, dv});
-  std::size_t rows_changed = 0;
+  std::size_t rows_changed = 0, rows_not_dropout = 0;
+  std::string first_bad_row;
+  Array<double> expected_weights = xt::zeros<double>({B, h, L, S});
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t hh = 0; hh < h; ++hh)
       for (std::size_t i = 0; i < L; ++i) {
-        CAPTURE(b);
-        CAPTURE(hh);
-        CAPTURE(i);
         // The weights, by the formula: softmax_j(q_i . k_j / sqrt(d)), before any dropout.
         std::vector<double> w(S);
         double total = 0;
@@ -275,10 +370,7 @@ TEST_CASE("task 2.1: dropout in training drops weights after the softmax, and ne
           w[j] = std::exp(s / std::sqrt(double(d)));
           total += w[j];
         }
-        for (std::size_t j = 0; j < S; ++j) {
-          w[j] /= total;
-          CHECK(r.weights.value()(b, hh, i, j) == doctest::Approx(w[j]).epsilon(1e-12));
-        }
+        for (std::size_t j = 0; j < S; ++j) expected_weights(b, hh, i, j) = w[j] /= total;
         // Dropout keeps each weight (scaled by 1 / (1 - p)) or zeroes it: the output row is
         // sum over the kept keys J of w_j / (1 - p) v_j for one of the 2^S subsets J.
         bool some_subset = false, all_kept = false;
@@ -293,9 +385,14 @@ TEST_CASE("task 2.1: dropout in training drops weights after the softmax, and ne
           some_subset = diff < 1e-12;
           all_kept = some_subset && keep + 1 == (std::size_t(1) << S);
         }
-        CHECK_MESSAGE(some_subset, "the output row is not (a dropout of the weights) @ v");
+        if (!some_subset && rows_not_dropout++ == 0)
+          first_bad_row = "batch " + std::to_string(b) + ", head " + std::to_string(hh) + ", query " + std::to_string(i);
         if (!all_kept) ++rows_changed;
       }
+  check_close("sdpa, training with dropout 0.5, need_weights: the weights (before dropout)", r.weights.value(),
+              expected_weights, 1e-12);
+  CHECK_MESSAGE(rows_not_dropout == 0, rows_not_dropout << " output rows are not (a dropout of the weights) @ v, the first: "
+                                                        << first_bad_row);
   CHECK_MESSAGE(rows_changed > 0, "training with dropout 0.5 dropped nothing");
 
   // Not training: no dropout at all, whatever opt.dropout says. Without need_weights: no weights.
@@ -323,19 +420,74 @@ TEST_CASE("task 2.1: edge shapes: one query, one key, a batch of one, one head")
                            1 / std::sqrt(2.0));
 }
 
+// Task 2.1 gets its masks ready-made (task 2.3 builds them): attend_with_masks takes the ScoreMask.
+TEST_CASE("task 2.1: keys the masks hide get weight 0 and no influence, and a row that sees no key gives 0") {
+  Generator gen(seed(43));
+  const std::size_t B = 2, h = 2, L = 3, S = 4, d = 4;
+  const TensorD q = attention_input({B, h, L, d}, gen), k = attention_input({B, h, S, d}, gen),
+                v = attention_input({B, h, S, d}, gen);
+  const MaskArray padding = mask_of({0, 0, 1, 0,  //       batch 0 hides key 2, batch 1 keys 1 and 3
+                                     0, 1, 0, 1},
+                                    {B, S});
+  const MaskArray by_position = mask_of({0, 0, 0, 1,  //   query 0 may not see key 3; query 2 sees nothing
+                                       0, 0, 0, 0,  //
+                                       1, 1, 1, 1},
+                                      {L, S});
+  ScoreMask hide;
+  hide.padding = &padding;
+  hide.positions = &by_position;
+  SdpaOptions<double> opt;
+  opt.need_weights = true;
+  const auto r = attend_with_masks(q, k, v, hide, opt);
+  REQUIRE(r.output.shape() == Shape{B, h, L, d});
+  REQUIRE(r.weights.shape() == Shape{B, h, L, S});
+  const Array<double> no_bias = xt::zeros<double>({L, S});
+  for (std::size_t b = 0; b < B; ++b) {
+    MaskArray hidden = MaskArray::from_shape({L, S});
+    for (std::size_t i = 0; i < L; ++i)
+      for (std::size_t j = 0; j < S; ++j) hidden(i, j) = padding(b, j) || by_position(i, j);
+    for (std::size_t hh = 0; hh < h; ++hh) {
+      const std::string where = "attend_with_masks, padding + position mask, batch " + std::to_string(b) + ", head " +
+                                std::to_string(hh);
+      const Array<double> qh = xt::view(q.value(), b, hh), kh = xt::view(k.value(), b, hh),
+                          vh = xt::view(v.value(), b, hh), got = xt::view(r.output.value(), b, hh);
+      check_close(where + ": output (L, d)", got, attention_by_loops(qh, kh, vh, hidden, no_bias, 0.5), 1e-12);
+      const Array<double> weights = xt::view(r.weights.value(), b, hh);
+      check_close(where + ": weights (L, S) on the hidden keys", xt::where(hidden, weights, 0.0),
+                  xt::zeros<double>({L, S}), 0.0);
+    }
+  }
+  // A key that padding hides from every query has no influence: zero gradient. Checked without a
+  // backward (tasks 0.1 and 0.5 are not needed here): new values at those keys change nothing.
+  Array<double> k_moved = k.value(), v_moved = v.value();
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t j = 0; j < S; ++j)
+      if (padding(b, j)) {
+        xt::view(k_moved, b, xt::all(), j, xt::all()) += 5.0;
+        xt::view(v_moved, b, xt::all(), j, xt::all()) -= 3.0;
+      }
+  const auto moved = attend_with_masks(q, TensorD(k_moved), TensorD(v_moved), hide, opt);
+  check_close("attend_with_masks: the output after moving k and v at the keys padding hides (no influence)",
+              moved.output.value(), r.output.value(), 0.0);
+}
+
 TEST_CASE("task 2.2: position_mask hides later keys, and keys outside the window except the sinks") {
   // Causal, queries at positions 3 and 4 over keys 0..4: query 3 may not see key 4.
-  CHECK(position_mask({3, 4}, {0, 1, 2, 3, 4}, true, 0, 0) == mask_of({0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, {2, 5}));
+  check_mask("position_mask(queries {3, 4}, keys 0..4, causal)", position_mask({3, 4}, {0, 1, 2, 3, 4}, true, 0, 0),
+             mask_of({0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, {2, 5}));
   // Nothing hidden without causal, window or sinks.
-  CHECK(position_mask({0, 1}, {0, 1, 2}, false, 0, 0) == mask_of({0, 0, 0, 0, 0, 0}, {2, 3}));
+  check_mask("position_mask(queries {0, 1}, keys 0..2, not causal, no window)",
+             position_mask({0, 1}, {0, 1, 2}, false, 0, 0), mask_of({0, 0, 0, 0, 0, 0}, {2, 3}));
   // Window of 3 keys (including the query's own position), 1 sink: query 4 sees 0 | 2 3 4,
   // query 6 sees 0 | 4 5 6.
-  CHECK(position_mask({4, 6}, {0, 1, 2, 3, 4, 5, 6}, false, 3, 1) ==
-        mask_of({0, 1, 0, 0, 0, 1, 1,  //
-                 0, 1, 1, 1, 0, 0, 0},
-                {2, 7}));
+  check_mask("position_mask(queries {4, 6}, keys 0..6, window 3, 1 sink)",
+             position_mask({4, 6}, {0, 1, 2, 3, 4, 5, 6}, false, 3, 1),
+             mask_of({0, 1, 0, 0, 0, 1, 1,  //
+                      0, 1, 1, 1, 0, 0, 0},
+                     {2, 7}));
   // Window 2, no sinks, with keys given out of the usual 0..S-1 (a cache that evicted some).
-  CHECK(position_mask({7}, {0, 5, 6, 7}, true, 2, 0) == mask_of({1, 1, 0, 0}, {1, 4}));
+  check_mask("position_mask(query {7}, keys {0, 5, 6, 7}, causal, window 2)",
+             position_mask({7}, {0, 5, 6, 7}, true, 2, 0), mask_of({1, 1, 0, 0}, {1, 4}));
 }
 
 TEST_CASE("task 2.3: padding, attention masks and causal masking hide exactly the keys they name") {
@@ -377,9 +529,39 @@ TEST_CASE("task 2.3: padding, attention masks and causal masking hide exactly th
   all_hidden.attn_mask = m;
   all_hidden.need_weights = true;
   const auto r = scaled_dot_product_attention(q, k, v, all_hidden);
-  for (std::size_t j = 0; j < S; ++j) CHECK(r.weights.value()(1, 0, 2, j) == 0.0);
-  for (std::size_t c = 0; c < d; ++c) CHECK(r.output.value()(1, 0, 2, c) == 0.0);
+  check_close("sdpa, attn_mask hiding every key of (batch 1, head 0, query 2): its weights",
+              xt::view(r.weights.value(), 1, 0, 2), xt::zeros<double>({S}), 0.0);
+  check_close("sdpa, attn_mask hiding every key of (batch 1, head 0, query 2): its output",
+              xt::view(r.output.value(), 1, 0, 2), xt::zeros<double>({d}), 0.0);
   CHECK(r.weights.value()(1, 1, 2, 0) > 0.0);  // the other head still sees its keys
+}
+
+TEST_CASE("task 2.3: a sliding window with sinks, and the positions given in the options, reach the mask") {
+  Generator gen(seed(44));
+  const std::size_t B = 1, h = 2, L = 3, S = 6, d = 4;
+  const TensorD q = attention_input({B, h, L, d}, gen), k = attention_input({B, h, S, d}, gen),
+                v = attention_input({B, h, S, d}, gen);
+  const Array<double> no_bias = xt::zeros<double>({L, S});
+  // hidden(i, j): key position kp[j] after query position qp[i], or W or more behind it and not a sink.
+  auto hidden_by_positions = [&](const std::vector<std::int64_t>& qp, const std::vector<std::int64_t>& kp,
+                                 std::int64_t W, std::int64_t sinks) {
+    MaskArray m = MaskArray::from_shape({L, S});
+    for (std::size_t i = 0; i < L; ++i)
+      for (std::size_t j = 0; j < S; ++j) m(i, j) = kp[j] > qp[i] || (kp[j] <= qp[i] - W && kp[j] >= sinks);
+    return m;
+  };
+  SdpaOptions<double> opt;
+  opt.causal = true;
+  opt.window = 2;
+  opt.sinks = 1;
+  const MaskArray defaults = hidden_by_positions({3, 4, 5}, {0, 1, 2, 3, 4, 5}, 2, 1);  // the last L positions
+  check_sdpa_against_loops(q, k, v, opt, [&](std::size_t) { return defaults; }, no_bias, 0.5);
+  // A cache after eviction: the keys are the sink at 0 and positions 6..10, the queries 8..10.
+  opt.window = 3;
+  opt.key_positions = {0, 6, 7, 8, 9, 10};
+  opt.query_positions = {8, 9, 10};
+  const MaskArray given = hidden_by_positions(opt.query_positions, opt.key_positions, 3, 1);
+  check_sdpa_against_loops(q, k, v, opt, [&](std::size_t) { return given; }, no_bias, 0.5);
 }
 
 // ---- Chapter 3: a Transformer layer --------------------------------------------------------------
@@ -429,6 +611,32 @@ TEST_CASE("task 4.1: cross entropy with label smoothing and ignore_index: value 
   CHECK(cross_entropy(logits, none_kept, -100, 0.1).value()() == 0.0);
 }
 
+TEST_CASE("task 4.1: cross entropy of large logits is finite (each row shifted by its maximum)") {
+  // exp(1000) overflows a double: without the shift the loss is inf - inf = NaN.
+  const TensorD logits = from_data<double>({1000, 998, 990, -1000, -995, -1003}, {2, 3}, true);
+  const IndexArray targets = {0, 2};
+  const double eps = 0.1;
+  double total = 0;
+  Array<double> expected_grad = xt::zeros<double>({2, 3});
+  for (std::size_t n = 0; n < 2; ++n) {
+    double m = -kInf, z = 0;
+    for (std::size_t c = 0; c < 3; ++c) m = std::max(m, logits.value()(n, c));
+    for (std::size_t c = 0; c < 3; ++c) z += std::exp(logits.value()(n, c) - m);
+    const double log_z = m + std::log(z);
+    for (std::size_t c = 0; c < 3; ++c) {
+      const double target = (c == static_cast<std::size_t>(targets(n)) ? 1 - eps : 0) + eps / 3;
+      total -= target * (logits.value()(n, c) - log_z);
+      expected_grad(n, c) = (std::exp(logits.value()(n, c) - log_z) - target) / 2;
+    }
+  }
+  const TensorD loss = cross_entropy(logits, targets, -100, eps);
+  CHECK_MESSAGE(std::isfinite(loss.value()()), "cross entropy of logits near 1000 is " << loss.value()());
+  CHECK(loss.value()() == doctest::Approx(total / 2).epsilon(1e-12));
+  loss.backward();
+  REQUIRE(logits.has_grad());
+  CHECK(max_diff(logits.grad(), expected_grad) < 1e-12);
+}
+
 TEST_CASE("task 4.2: Adam and AdamW follow the update with bias correction, step by step") {
   for (bool decoupled : {false, true}) {
     CAPTURE(decoupled);
@@ -464,8 +672,9 @@ TEST_CASE("task 4.2: Adam and AdamW follow the update with bias correction, step
       const Array<double> m_hat = m / (1 - std::pow(o.beta1, double(t)));
       const Array<double> v_hat = v / (1 - std::pow(o.beta2, double(t)));
       ref = ref - o.lr * m_hat / (xt::sqrt(v_hat) + o.eps);
-      CAPTURE(t);
-      CHECK(max_diff(p.value(), ref) < 1e-12);
+      check_close(std::string(decoupled ? "AdamW" : "Adam") + " (lr 0.1, weight decay 0.1), parameters after step " +
+                      std::to_string(t),
+                  p.value(), ref, 1e-12);
     }
   }
 }
@@ -613,6 +822,167 @@ TEST_CASE("task 5.1: beam search: beam 1 is greedy, and a beam that keeps every 
   CHECK(wide[0].score == doctest::Approx(best_score).epsilon(1e-10));
 }
 
+namespace {
+
+// log p(next token | source, <s> prefix) by teacher forcing: the whole forward, no cache.
+std::vector<double> next_log_probs(Transformer<double>& model, const IndexArray& source,
+                                   const std::vector<std::int64_t>& prefix, std::size_t V) {
+  IndexArray tgt = IndexArray::from_shape({1, prefix.size() + 1});
+  tgt(0, 0) = 1;  // <s>
+  for (std::size_t t = 0; t < prefix.size(); ++t) tgt(0, t + 1) = prefix[t];
+  NoGradGuard no_grad;
+  const Array<double> logits = model.forward(source, tgt, Masks{}, nullptr).value();  // (1, n, V)
+  const std::size_t last = prefix.size();
+  double m = -kInf, z = 0;
+  for (std::size_t u = 0; u < V; ++u) m = std::max(m, logits(0, last, u));
+  for (std::size_t u = 0; u < V; ++u) z += std::exp(logits(0, last, u) - m);
+  std::vector<double> out(V);
+  for (std::size_t u = 0; u < V; ++u) out[u] = logits(0, last, u) - m - std::log(z);
+  return out;
+}
+
+// Beam search as the task page states it, one sentence, on teacher-forced log-probabilities:
+// every live beam's V continuations ranked by (summed log p desc, beam, token); of the top 2K an
+// </s> in the first K finishes a hypothesis (score = log p / lp(n)), the others fill the K live
+// beams; stop when no live beam can beat the best finished one (live / lp(cap)), or at the cap.
+// The answer: the best score (pick_by_score = false: the best log-probability, a wrong search's
+// rule, used only to choose settings where the two differ).
+Hypothesis beam_by_the_book(Transformer<double>& model, const IndexArray& source, std::size_t K, std::size_t cap,
+                            double alpha, std::size_t V, bool pick_by_score = true) {
+  const std::int64_t eos = 2;
+  struct Beam {
+    std::vector<std::int64_t> tokens;
+    double log_prob;
+  };
+  struct Continuation {
+    double log_prob;
+    std::size_t beam;
+    std::int64_t token;
+  };
+  std::vector<Beam> live{{{}, 0.0}};
+  std::vector<Hypothesis> finished;
+  auto finish = [&](std::vector<std::int64_t> tokens, double log_prob, std::size_t n) {
+    Hypothesis h;
+    h.tokens = std::move(tokens);
+    h.log_prob = log_prob;
+    h.score = log_prob / gnmt_length_penalty(n, alpha);
+    finished.push_back(std::move(h));
+  };
+  for (std::size_t n = 1; n <= cap; ++n) {
+    std::vector<Continuation> continuations;
+    for (std::size_t k = 0; k < live.size(); ++k) {
+      const std::vector<double> lp = next_log_probs(model, source, live[k].tokens, V);
+      for (std::size_t u = 0; u < V; ++u) continuations.push_back({live[k].log_prob + lp[u], k, std::int64_t(u)});
+    }
+    std::sort(continuations.begin(), continuations.end(), [](const Continuation& a, const Continuation& b) {
+      if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+      return a.beam != b.beam ? a.beam < b.beam : a.token < b.token;
+    });
+    std::vector<Beam> next;
+    for (std::size_t rank = 0; rank < std::min(2 * K, continuations.size()) && next.size() < K; ++rank) {
+      const Continuation& c = continuations[rank];
+      std::vector<std::int64_t> tokens = live[c.beam].tokens;
+      tokens.push_back(c.token);
+      if (c.token != eos) {
+        next.push_back({tokens, c.log_prob});
+      } else if (rank < K) {
+        finish(tokens, c.log_prob, n);
+      }
+    }
+    double best_finished = -kInf, best_live = -kInf;
+    for (const auto& h : finished) best_finished = std::max(best_finished, h.score);
+    for (const auto& b : next) best_live = std::max(best_live, b.log_prob);
+    if (next.empty() || (!finished.empty() && best_live / gnmt_length_penalty(cap, alpha) <= best_finished)) break;
+    if (n == cap) {
+      for (const auto& b : next) finish(b.tokens, b.log_prob, n);
+      break;
+    }
+    live = std::move(next);
+  }
+  const Hypothesis* answer = nullptr;
+  for (const auto& h : finished)
+    if (!answer || (pick_by_score ? h.score > answer->score : h.log_prob > answer->log_prob)) answer = &h;
+  return answer ? *answer : Hypothesis{};
+}
+
+}  // namespace
+
+TEST_CASE("task 5.1: beam search equals beam search by the book where K beams, the top-K rule and the length penalty matter") {
+  const std::size_t V = 5;  // 0 <pad>, 1 <s>, 2 </s>, 3, 4
+  const std::vector<std::vector<std::int64_t>> sources = {{3, 4, 2}, {4, 3, 3, 2}};
+  struct Setting {
+    std::size_t beam;
+    double alpha;
+  };
+  const std::vector<Setting> settings = {{2, 0.6}, {3, 1.5}, {2, 0.0}, {3, 0.0}};
+  // What a setting must show for the comparison to catch each kind of wrong search; searched over
+  // models until each has been seen (the book is the reference, the variants only choose settings).
+  std::vector<std::string> needed = {"K beams differ from greedy", "the length penalty changes the pick",
+                                     "the answer ends in </s> after 2+ tokens, alpha > 0"};
+  std::vector<bool> seen(needed.size(), false);
+  std::size_t compared = 0;
+  for (std::uint64_t m = 0; m < 400 && std::find(seen.begin(), seen.end(), false) != seen.end(); ++m) {
+    auto model_ptr = small_transformer<double>(V, seed(60 + m));
+    auto& model = *model_ptr;
+    // A decoder whose next token depends mostly on the last token and its position (the cross-
+    // attention and feed-forward outputs zeroed, self-attention halved: nearly a random Markov chain,
+    // with prefixes that matter, and a KV cache that still does), more or less eager to end (a bias of 0 .. 3 on the </s> logit) and more or less sharp (generator x 1 .. 2.5).
+    std::size_t zeroed = 0, biased = 0;
+    for (auto& [name, p] : model.named_parameters()) {
+      const bool decoder = name.rfind("decoder.", 0) == 0;
+      if (decoder && (name.find("multihead_attn.out_proj") != std::string::npos ||
+                      name.find("linear2") != std::string::npos)) {
+        p.mutable_value().fill(0.0);
+        ++zeroed;
+      }
+      if (decoder && name.find("self_attn.out_proj") != std::string::npos) p.mutable_value() *= 0.5;
+      if (name.rfind("generator.", 0) == 0) {
+        for (auto& w : p.mutable_value()) w *= 1 + 0.5 * double(m / 6 % 4);
+      }
+      if (name == "generator.bias") {
+        p.mutable_value()(2) += 0.6 * double(m % 6);
+        ++biased;
+      }
+    }
+    REQUIRE(zeroed > 0);
+    REQUIRE(biased == 1);
+    for (const auto& src : sources) {
+      const SourceBatch batch = make_source_batch({src});
+      for (const Setting& s : settings) {
+        DecodeOptions o;
+        o.beam = s.beam;
+        o.length_penalty = s.alpha;
+        o.extra_tokens = 1;
+        const std::size_t cap = src.size() + 1;
+        const Hypothesis book = beam_by_the_book(model, batch.source, s.beam, cap, s.alpha, V);
+        const bool shows[] = {
+            !seen[0] && book.tokens != beam_by_the_book(model, batch.source, 1, cap, s.alpha, V).tokens,
+            !seen[1] && book.tokens != beam_by_the_book(model, batch.source, s.beam, cap, s.alpha, V, false).tokens,
+            s.alpha > 0 && book.tokens.size() >= 2 && book.tokens.back() == 2};
+
+        bool useful = false;
+        for (std::size_t i = 0; i < needed.size(); ++i)
+          if (shows[i] && !seen[i]) seen[i] = useful = true;
+        if (!useful && compared >= 3) continue;
+        const Hypothesis got = beam_search(model, batch, o).at(0);
+        ++compared;
+        auto tokens_of = [](const Hypothesis& hyp) {
+          std::string t;
+          for (const auto id : hyp.tokens) t += (t.empty() ? "" : " ") + std::to_string(id);
+          return "[" + t + "]";
+        };
+        const bool same = got.tokens == book.tokens && got.log_prob == doctest::Approx(book.log_prob).epsilon(1e-9) &&
+                          got.score == doctest::Approx(book.score).epsilon(1e-9);
+        CHECK_MESSAGE(same, "model seed " << seed(60 + m) << ", source of " << src.size() << " ids, beam " << s.beam
+                                          << ", alpha " << s.alpha << ": expected (by the book) " << tokens_of(book)
+                                          << " log p " << book.log_prob << " score " << book.score << "; got "
+                                          << tokens_of(got) << " log p " << got.log_prob << " score " << got.score);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < needed.size(); ++i) CHECK_MESSAGE(seen[i], "no model of the test showed: " << needed[i]);
+}
+
 TEST_CASE("task 5.2: corpus BLEU sums clipped n-gram counts over sentences, with the brevity penalty") {
   using Sentences = std::vector<std::vector<std::string>>;
   // Sentence 1: hyp "a b c d e" vs ref "a b c d f g": matches 4/5, 3/4, 2/3, 1/2.
@@ -638,6 +1008,24 @@ TEST_CASE("task 5.2: corpus BLEU sums clipped n-gram counts over sentences, with
   // A hypothesis shorter than n still adds 1 to the n-gram total (NLTK's max(1, .)).
   const BleuScore short_hyp = corpus_bleu(Sentences{{"a", "b", "c"}}, Sentences{{"a", "b"}});
   CHECK(short_hyp.totals == std::array<std::size_t, 4>{2, 1, 1, 1});
+}
+
+TEST_CASE("task 5.2: max(1, .) is per sentence, and the brevity penalty uses the corpus' lengths") {
+  using Sentences = std::vector<std::vector<std::string>>;
+  // Sentence 1: hyp "a b" vs ref "a b c d e f": n-grams 2, 1, 0 -> 1, 0 -> 1; matches 2, 1, 0, 0.
+  // Sentence 2: hyp "p q r" = ref: n-grams 3, 2, 1, 0 -> 1; matches 3, 2, 1, 0.
+  // Corpus: totals 5, 3, 2, 2 (the clamp on the corpus total would give 5, 3, 1, 1);
+  // c = 5, r = 9, BP = exp(1 - 9/5); p4 = 0, so BLEU = 0.
+  const Sentences refs = {{"a", "b", "c", "d", "e", "f"}, {"p", "q", "r"}};
+  const Sentences hyps = {{"a", "b"}, {"p", "q", "r"}};
+  const BleuScore s = corpus_bleu(refs, hyps);
+  CHECK(s.matches == std::array<std::size_t, 4>{5, 3, 1, 0});
+  CHECK(s.totals == std::array<std::size_t, 4>{5, 3, 2, 2});
+  CHECK(s.hypothesis_length == 5);
+  CHECK(s.reference_length == 9);
+  CHECK(s.brevity_penalty == doctest::Approx(std::exp(1.0 - 9.0 / 5.0)).epsilon(1e-12));
+  CHECK(s.precisions[2] == doctest::Approx(0.5));
+  CHECK(s.bleu == 0.0);
 }
 
 // ---- Chapter 6: the head lab ---------------------------------------------------------------------
@@ -673,13 +1061,15 @@ TEST_CASE("task 6.1: the headwise gate scales each head's output by sigmoid(x W_
   mha.parameter("gate_proj.weight").mutable_value() = uniform<double>({h, gated.d_model}, -1, 1, wgen).value();
   const Array<double> w = mha.parameter("gate_proj.weight").value(), bias = mha.parameter("gate_proj.bias").value();
   const Array<double> gate = mha.forward(x).gate.value();
+  Array<double> expected_gate = xt::zeros<double>({B, h, T, std::size_t(1)});
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t i = 0; i < h; ++i)
       for (std::size_t t = 0; t < T; ++t) {
         double s = bias(i);
         for (std::size_t c = 0; c < gated.d_model; ++c) s += x.value()(b, t, c) * w(i, c);
-        CHECK(gate(b, i, t, 0) == doctest::Approx(sigmoid_of(s)).epsilon(1e-12));
+        expected_gate(b, i, t, 0) = sigmoid_of(s);
       }
+  check_close("headwise gate with random W_g: sigmoid(x W_g^T + b_g) (B, h, T, 1)", gate, expected_gate, 1e-12);
 
   // The elementwise variant: one gate per channel, (B, h, T, d).
   AttentionConfig elementwise = gated;
@@ -742,7 +1132,12 @@ TEST_CASE("task 6.2: head importance is the mean |dL/dxi_h| at the mask, normali
     const Tensor<float>& xi = sites[s].module->head_mask();
     REQUIRE(xi.defined());
     CHECK_FALSE(xi.requires_grad());
-    for (std::size_t h = 0; h < mask[s].size(); ++h) CHECK(xi.value()(h) == mask[s][h]);
+    Array<double> want = xt::zeros<double>({mask[s].size()}), have = want;
+    for (std::size_t h = 0; h < mask[s].size(); ++h) {
+      want(h) = mask[s][h];
+      have(h) = xi.value()(h);
+    }
+    check_close("head_importance: the plain mask put back on site " + std::to_string(s), have, want, 0.0);
   }
   const auto expected = importance_by_differences(sites, mask, xs.size(), loss);
   REQUIRE(imp.raw.size() == 2);
@@ -752,12 +1147,17 @@ TEST_CASE("task 6.2: head importance is the mean |dL/dxi_h| at the mask, normali
     double squares = 0;
     for (double e : expected[s]) squares += e * e;
     const double norm = std::sqrt(squares);
+    Array<double> raw = xt::zeros<double>({mask[s].size()}), normalised = raw, want = raw;
     for (std::size_t h = 0; h < mask[s].size(); ++h) {
-      CAPTURE(s);
-      CAPTURE(h);
-      CHECK(imp.raw[s][h] == doctest::Approx(expected[s][h]).epsilon(1e-3).scale(1e-1));
-      CHECK(imp.normalised[s][h] == doctest::Approx(expected[s][h] / norm).epsilon(1e-3));
+      raw(h) = imp.raw[s][h];
+      normalised(h) = imp.normalised[s][h];
+      want(h) = expected[s][h];
     }
+    // Central differences of a float model: agreement to 1e-3 relative, 1e-4 absolute.
+    const double tol = 1e-4 + 1e-3 * xt::amax(xt::abs(want))();
+    check_close("head_importance, site " + std::to_string(s) + ": raw (mean |dL/dxi_h| over 2 batches)", raw, want, tol);
+    check_close("head_importance, site " + std::to_string(s) + ": normalised (raw / its L2 norm)", normalised,
+                Array<double>(want / norm), 1e-3);
   }
 }
 

@@ -18,6 +18,8 @@
 
 namespace headlab {
 
+struct ScoreMask;  // headlab/ops/ops.hpp: which keys a row of scores may not see
+
 class Generator;
 
 // ---- Rotary position embedding (attention/rope.cpp) -------------------
@@ -61,6 +63,15 @@ struct SdpaResult {
 template <typename T>
 SdpaResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
                                            const SdpaOptions<T>& options = {});
+
+// The attention part of scaled_dot_product_attention (course task 2.1), once its checks are done
+// and its masks built: `hide` names the keys each row may not see (ScoreMask, headlab/ops/ops.hpp:
+// a (L, S) position mask, a (B, S) padding mask, an attn_mask; all optional). opt's masks and
+// positions are not read here (they are what `hide` was built from); its scale, bias, dropout and
+// need_weights are. The shapes are not checked again: call scaled_dot_product_attention.
+template <typename T>
+SdpaResult<T> attend_with_masks(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const ScoreMask& hide,
+                                const SdpaOptions<T>& opt);
 
 // The same attention as one tiled kernel (attention/kernels/flash_attention.cpp, FlashAttention-2 style):
 // blocks of `block` queries against blocks of keys with an online softmax, keeping only the
