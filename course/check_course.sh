@@ -221,13 +221,18 @@ if ! cmake --build "$student/build" --target headlab_tests -j 2 > "$student/buil
   exit 1
 fi
 # Warnings in the copy's own sources (what a blanked region could cause: unused variables or
-# helpers, a missing return) fail the check; others (system headers) are only counted.
+# helpers, a missing return) fail the check, and so does any other (a student's first build shows
+# none from third-party headers: headlab/core/simd_intrinsics.hpp).
 src_abs=$(cd "$student/src" && pwd)
 warnings=$(grep -c "^$src_abs/.*warning:" "$student/build.log" || true)
 others=$(grep -c "warning:" "$student/build.log" || true)
 if [ "$warnings" -ne 0 ]; then
   grep -A3 "^$src_abs/.*warning:" "$student/build.log" | head -n 40
   fail "the student copy builds with $warnings warning(s) in its sources (log: $student/build.log)"
+fi
+if [ "$others" -ne "$warnings" ]; then
+  grep -B2 -A3 "warning:" "$student/build.log" | head -n 40
+  fail "the student copy builds with $((others - warnings)) warning(s) from outside its sources (log: $student/build.log)"
 fi
 echo "   built in $(( $(date +%s) - b_start )) s, $warnings warnings in its sources ($others in all)"
 student_tests=$student/build/tests/headlab_tests

@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -824,9 +825,19 @@ TEST_CASE("task 5.1: beam search: beam 1 is greedy, and a beam that keeps every 
 
 namespace {
 
-// log p(next token | source, <s> prefix) by teacher forcing: the whole forward, no cache.
-std::vector<double> next_log_probs(Transformer<double>& model, const IndexArray& source,
-                                   const std::vector<std::int64_t>& prefix, std::size_t V) {
+// log p(next token | source, <s> prefix) by teacher forcing: the whole forward, no cache; each
+// prefix computed once (the searches below share most of theirs).
+struct TeacherForced {
+  Transformer<double>& model;
+  IndexArray source;
+  std::size_t V;
+  std::map<std::vector<std::int64_t>, std::vector<double>> known;
+  const std::vector<double>& next_log_probs(const std::vector<std::int64_t>& prefix);
+};
+
+const std::vector<double>& TeacherForced::next_log_probs(const std::vector<std::int64_t>& prefix) {
+  const auto found = known.find(prefix);
+  if (found != known.end()) return found->second;
   IndexArray tgt = IndexArray::from_shape({1, prefix.size() + 1});
   tgt(0, 0) = 1;  // <s>
   for (std::size_t t = 0; t < prefix.size(); ++t) tgt(0, t + 1) = prefix[t];
@@ -838,7 +849,7 @@ std::vector<double> next_log_probs(Transformer<double>& model, const IndexArray&
   for (std::size_t u = 0; u < V; ++u) z += std::exp(logits(0, last, u) - m);
   std::vector<double> out(V);
   for (std::size_t u = 0; u < V; ++u) out[u] = logits(0, last, u) - m - std::log(z);
-  return out;
+  return known[prefix] = out;
 }
 
 // Beam search as the task page states it, one sentence, on teacher-forced log-probabilities:
@@ -847,8 +858,9 @@ std::vector<double> next_log_probs(Transformer<double>& model, const IndexArray&
 // beams; stop when no live beam can beat the best finished one (live / lp(cap)), or at the cap.
 // The answer: the best score (pick_by_score = false: the best log-probability, a wrong search's
 // rule, used only to choose settings where the two differ).
-Hypothesis beam_by_the_book(Transformer<double>& model, const IndexArray& source, std::size_t K, std::size_t cap,
-                            double alpha, std::size_t V, bool pick_by_score = true) {
+Hypothesis beam_by_the_book(TeacherForced& model, std::size_t K, std::size_t cap, double alpha,
+                            bool pick_by_score = true) {
+  const std::size_t V = model.V;
   const std::int64_t eos = 2;
   struct Beam {
     std::vector<std::int64_t> tokens;
@@ -871,7 +883,7 @@ Hypothesis beam_by_the_book(Transformer<double>& model, const IndexArray& source
   for (std::size_t n = 1; n <= cap; ++n) {
     std::vector<Continuation> continuations;
     for (std::size_t k = 0; k < live.size(); ++k) {
-      const std::vector<double> lp = next_log_probs(model, source, live[k].tokens, V);
+      const std::vector<double> lp = model.next_log_probs(live[k].tokens);
       for (std::size_t u = 0; u < V; ++u) continuations.push_back({live[k].log_prob + lp[u], k, std::int64_t(u)});
     }
     std::sort(continuations.begin(), continuations.end(), [](const Continuation& a, const Continuation& b) {
@@ -948,16 +960,17 @@ TEST_CASE("task 5.1: beam search equals beam search by the book where K beams, t
     REQUIRE(biased == 1);
     for (const auto& src : sources) {
       const SourceBatch batch = make_source_batch({src});
+      TeacherForced forced{model, batch.source, V, {}};
       for (const Setting& s : settings) {
         DecodeOptions o;
         o.beam = s.beam;
         o.length_penalty = s.alpha;
         o.extra_tokens = 1;
         const std::size_t cap = src.size() + 1;
-        const Hypothesis book = beam_by_the_book(model, batch.source, s.beam, cap, s.alpha, V);
+        const Hypothesis book = beam_by_the_book(forced, s.beam, cap, s.alpha);
         const bool shows[] = {
-            !seen[0] && book.tokens != beam_by_the_book(model, batch.source, 1, cap, s.alpha, V).tokens,
-            !seen[1] && book.tokens != beam_by_the_book(model, batch.source, s.beam, cap, s.alpha, V, false).tokens,
+            !seen[0] && book.tokens != beam_by_the_book(forced, 1, cap, s.alpha).tokens,
+            !seen[1] && book.tokens != beam_by_the_book(forced, s.beam, cap, s.alpha, false).tokens,
             s.alpha > 0 && book.tokens.size() >= 2 && book.tokens.back() == 2};
 
         bool useful = false;
