@@ -17,6 +17,22 @@
 extern char** environ;
 
 namespace headlab::cli {
+namespace {
+
+// While a child runs, SIGINT and SIGTERM go on to its process group, and the run stops.
+volatile sig_atomic_t child_group = 0;
+volatile sig_atomic_t stop_signal = 0;
+
+void forward_to_child(int sig) {
+  stop_signal = sig;
+  if (child_group > 0) kill(-static_cast<pid_t>(child_group), sig);
+}
+
+// The output kept: its first and last kKeptBytes (doctest's summary is at the end), the middle
+// counted, so that a test printing without end costs bounded memory.
+constexpr std::size_t kKeptBytes = std::size_t(1) << 20;
+
+}  // namespace
 
 Run run_process(const std::string& binary, const std::vector<std::string>& args,
                 const std::vector<std::string>& extra_env, int timeout_s) {
@@ -44,6 +60,8 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
   }
   if (pid == 0) {  // the child: its own process group, output into the pipe
     setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     dup2(pipe_fd[1], STDOUT_FILENO);
     dup2(pipe_fd[1], STDERR_FILENO);
     close(pipe_fd[0]);
@@ -52,10 +70,25 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
     _exit(127);
   }
   close(pipe_fd[1]);
+  setpgid(pid, pid);  // (also here: a signal may come before the child has run setpgid)
   run.started = true;
+  stop_signal = 0;
+  child_group = pid;
+  struct sigaction forward {}, old_int {}, old_term {};
+  forward.sa_handler = forward_to_child;
+  sigemptyset(&forward.sa_mask);
+  sigaction(SIGINT, &forward, &old_int);
+  sigaction(SIGTERM, &forward, &old_term);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  std::string tail;  // the last bytes once the head is full
   char buffer[65536];
   while (true) {
+    if (stop_signal != 0) {
+      run.stopped_by_signal = stop_signal;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      break;
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       run.timed_out = true;
@@ -70,12 +103,27 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
     const ssize_t n = read(pipe_fd[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // end of output: the child is done (or closed it)
-    run.output.append(buffer, static_cast<std::size_t>(n));
+    const std::size_t to_head = std::min(static_cast<std::size_t>(n), kKeptBytes - std::min(kKeptBytes, run.output.size()));
+    run.output.append(buffer, to_head);
+    tail.append(buffer + to_head, static_cast<std::size_t>(n) - to_head);
+    if (tail.size() > 2 * kKeptBytes) {
+      run.dropped_bytes += tail.size() - kKeptBytes;
+      tail.erase(0, tail.size() - kKeptBytes);
+    }
   }
+  if (tail.size() > kKeptBytes) {
+    run.dropped_bytes += tail.size() - kKeptBytes;
+    tail.erase(0, tail.size() - kKeptBytes);
+  }
+  if (run.dropped_bytes > 0) run.output += "\n[... " + std::to_string(run.dropped_bytes) + " bytes of output left out ...]\n";
+  run.output += tail;
   close(pipe_fd[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  child_group = 0;
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (run.exit_code == 127 && run.output.empty()) run.started = false;  // execve failed
   return run;

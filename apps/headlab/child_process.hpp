@@ -11,12 +11,16 @@ struct Run {
   bool started = false;     // the binary could be run at all
   bool timed_out = false;
   int exit_code = -1;       // -1: killed by a signal
-  std::string output;       // stdout and stderr together
+  std::string output;       // stdout and stderr together: the first and last MiB when longer
+  std::size_t dropped_bytes = 0;  // left out of the middle of output
+  int stopped_by_signal = 0;      // SIGINT or SIGTERM came while it ran (forwarded to it; it was stopped)
 };
 
 // Runs `binary args...` (an absolute or relative path: no PATH search) with `extra_env` added to
 // the environment ("NAME=value", replacing the inherited value); stdout and stderr captured
-// together; killed with its process group after `timeout_s` seconds.
+// together (at most its first and last MiB); killed with its process group after `timeout_s`
+// seconds. A SIGINT or SIGTERM that comes meanwhile is forwarded to the child's process group, which
+// is then stopped: Run::stopped_by_signal says which (the caller should stop too).
 Run run_process(const std::string& binary, const std::vector<std::string>& args,
                 const std::vector<std::string>& extra_env, int timeout_s);
 

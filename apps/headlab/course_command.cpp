@@ -31,7 +31,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kTaskTimeoutSeconds = 600;
+// Stops grading when the user presses Ctrl-C or the job is killed (the test was stopped too).
+struct Interrupted {
+  int signal;
+};
 
 struct Failure {
   std::string test_case, message;
@@ -108,12 +111,13 @@ struct TaskResult {
 };
 
 // Runs one task's cases in `binary` (when it exists) and folds them into `r`.
-void run_task_cases(const std::string& binary, const course::Task& t, const SeedChoice& seed, TaskResult& r,
-                    const std::string& which) {
+void run_task_cases(const std::string& binary, const course::Task& t, const SeedChoice& seed, int timeout_s,
+                    TaskResult& r, const std::string& which) {
   std::vector<std::string> env{"OPENBLAS_NUM_THREADS=1"};
   if (seed.set) env.push_back("HEADLAB_COURSE_SEED=" + std::to_string(seed.value));
-  const Run run = run_process(binary, {"-tc=task " + t.id + ":*", "--no-colors"}, env, kTaskTimeoutSeconds);
+  const Run run = run_process(binary, {"-tc=task " + t.id + ":*", "--no-colors"}, env, timeout_s);
   if (!run.started) throw IOError("course: cannot run " + binary);
+  if (run.stopped_by_signal != 0) throw Interrupted{run.stopped_by_signal};
   const CaseCounts c = read_doctest_output(run.output);
   r.cases += c.cases;
   r.passed += c.passed;
@@ -123,7 +127,8 @@ void run_task_cases(const std::string& binary, const course::Task& t, const Seed
   std::string status;
   if (run.timed_out) {
     status = "fail";
-    r.failures.push_back({which + "task " + t.id, "stopped after " + std::to_string(kTaskTimeoutSeconds) + " s"});
+    r.failures.push_back({which + "task " + t.id, "stopped after " + std::to_string(timeout_s) +
+                                                      " s (--task-timeout)"});
   } else if (!c.summary) {
     status = "fail";
     r.failures.push_back({which + "task " + t.id, "the test binary crashed (exit " + std::to_string(run.exit_code) +
@@ -191,8 +196,8 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
   for (const course::Task& t : tasks) {
     TaskResult r;
     r.task = &t;
-    run_task_cases(tests, t, seed, r, "");
-    if (o.instructor) run_task_cases(hidden, t, seed, r, "hidden: ");
+    run_task_cases(tests, t, seed, o.task_timeout_s, r, "");
+    if (o.instructor) run_task_cases(hidden, t, seed, o.task_timeout_s, r, "hidden: ");
     if (r.cases == 0 && r.status.empty()) r.status = "no tests";
     if (r.status.empty()) r.status = "pass";
     r.points = r.status == "pass" ? t.points : 0;
@@ -287,6 +292,10 @@ CLI::App* add_course_command(CLI::App& app, CourseOptions& o) {
         ->check(whole_number(0, 1000000000000ULL))
         ->each([&o](const std::string&) { o.seed_given = true; });
     sub->add_option("--tests", o.tests, "the task test binary (default: BUILD/tests/headlab_tests of this build)");
+    sub->add_option("--task-timeout", o.task_timeout_s, "seconds one task's test run may take before it is stopped "
+                                                         "(and fails)")
+        ->check(whole_number(1, 86400))
+        ->capture_default_str();
   };
   CLI::App* status = course->add_subcommand("status", "every task: pass, fail, not started, and what it unlocks");
   add_common(status);
@@ -309,6 +318,9 @@ int run_course(const CLI::App& course, const CourseOptions& options) {
   } catch (const ValueError& e) {
     std::cerr << "headlab course: " << e.what() << "\n";
     return 2;
+  } catch (const Interrupted& i) {
+    std::cerr << "headlab course: stopped by signal " << i.signal << " (the test run was stopped too); no report written\n";
+    return 128 + i.signal;
   }
 }
 

@@ -1,7 +1,7 @@
 // course_command.hpp: `headlab course status` and `headlab course grade`, a student's progress and
 // grade in course mode (course/student/README.md for students, docs/course.md for instructors).
 //
-//   headlab course status [--seed N] [--tests BIN]
+//   headlab course status [--seed N] [--tests BIN] [--task-timeout S]
 //       every task of course/tasks.txt: pass, fail, not started (its own NotImplemented), or waiting
 //       for a prerequisite, with its points and the tasks it unlocks
 //   headlab course grade [--seed N] [--instructor] [--out FILE] [--tests BIN] [--grading-tests BIN]
@@ -17,7 +17,10 @@
 // tree has), with HEADLAB_COURSE_SEED=N when --seed is given (else an inherited HEADLAB_COURSE_SEED,
 // which must be a whole number, is used and reported). The binaries default to the ones next
 // to this executable's build (BUILD/tests/headlab_tests, BUILD/course/grading/headlab_grading_tests).
-// A run that takes longer than 10 minutes is stopped and counts as failed.
+// A run that takes longer than --task-timeout seconds (default 600) is stopped and counts as
+// failed. Each run's output is kept up to its first and last MiB (doctest's summary is at the end).
+// SIGINT/SIGTERM go on to the running test's process group; then grading stops (exit 128 + signal,
+// no report).
 // Exit status: 0 (status: always; grade: the report was written), 1 a file that cannot be written or
 // a test binary that cannot be run, 2 a usage error (a missing binary, --instructor without the
 // hidden tests).
@@ -39,6 +42,7 @@ struct CourseOptions {
   std::string out = "course_grade.json";  // grade: the JSON report (replaced if it exists)
   std::string tests;               // the task tests (default: next to this build)
   std::string grading_tests;       // the hidden tests (default: next to this build)
+  int task_timeout_s = 600;        // one task's run is stopped (and fails) after this long
 };
 
 // Adds `course` with its subcommands `status` and `grade` to app; returns the `course` command.

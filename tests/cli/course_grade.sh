@@ -58,4 +58,39 @@ expect 0 "" "$hl" course grade --tests "$fake" --out "$work/notag.json"
 [ "$(json "$work/notag.json" 'r["ran"]["handout_commit"], r["ran"]["diff_sha256"]')" = "None None" ] ||
   fail "a handout or diff without a tag"
 json "$work/notag.json" 'r["ran"]["note"]' | grep -q "no \`handout\` tag" || fail "the note does not say the tag is missing"
+# 4. One runner, three behaviours by task: 0.1 prints 40 MB and then fails; 0.2 hangs; the rest pass.
+cat > "$fake" <<SH
+#!/bin/sh
+case "\$1" in
+  "-tc=task 0.1:*") head -c 40000000 /dev/zero | tr '\\0' x; echo
+                    echo "TEST CASE:  task 0.1: the last words"; echo "ERROR: boom"
+                    echo "[doctest] test cases: 1 | 0 passed | 1 failed | 0 skipped"; exit 1 ;;
+  "-tc=task 0.2:*") echo \$\$ > "$work/hang.pid"; exec sleep 60 ;;
+  *) echo "[doctest] test cases: 1 | 1 passed | 0 failed | 0 skipped" ;;
+esac
+SH
+chmod +x "$fake"
+# A task past --task-timeout is stopped and fails; the long output is read to its end (its summary
+# and last failure kept) with bounded memory.
+start=$(date +%s)
+expect 0 "" "$hl" course grade --tests "$fake" --task-timeout 2 --out "$work/bounded.json"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "--task-timeout 2 did not stop the hanging task"
+json "$work/bounded.json" '[t for t in r["tasks"] if t["task"] == "0.2"][0]["failures"][0]["message"]' |
+  grep -q "stopped after 2 s" || fail "the hanging task is not reported as stopped after 2 s"
+[ "$(json "$work/bounded.json" '[t for t in r["tasks"] if t["task"] == "0.1"][0]["failures"][0]["case"]')" = \
+  "task 0.1: the last words" ] || fail "the failure at the end of 40 MB of output was not read"
+# SIGTERM while a test runs: forwarded to the test's process group, grading stops, no report.
+rm -f "$work/hang.pid" "$work/term.json"
+"$hl" course grade --tests "$fake" --out "$work/term.json" > "$work/term.log" 2>&1 &
+grader=$!
+for _ in $(seq 100); do [ -s "$work/hang.pid" ] && break; sleep 0.1; done
+[ -s "$work/hang.pid" ] || fail "the hanging task never started"
+kill -TERM "$grader"
+wait "$grader"
+status=$?
+[ "$status" -eq 143 ] || fail "course grade exited $status after SIGTERM, expected 143"
+sleep 0.2
+if kill -0 "$(cat "$work/hang.pid")" 2> /dev/null; then fail "the test's process outlived SIGTERM to course grade"; fi
+[ ! -e "$work/term.json" ] || fail "a report was written after SIGTERM"
+grep -q "stopped by signal 15" "$work/term.log" || fail "no message after SIGTERM"
 echo "$test_label: ok"
