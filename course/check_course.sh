@@ -300,7 +300,7 @@ else
     IFS=$'\t' read -r name task _deps <<< "$line"
     out=$( (HEADLAB_COURSE_TRAP=$name "$student_tests" "-tc=task $task:*" 2>&1; exit $?) 2> /dev/null) && rc=0 || rc=$?
     read -r n passed failed <<< "$(summary <<< "$out")"
-    cases=$(sed -n "s/^TEST CASE: *task $task: //p" <<< "$out" | sort -u | cut -c1-60 | paste -sd ';' | sed 's/;/; /g')
+    cases=$(sed -n "s/^TEST CASE: *task $task: //p" <<< "$out" | sort -u | cut -c1-60 | paste -sd ';' | sed 's/;/; /g; s/|/\\|/g')
     if [ "$rc" -eq 0 ]; then
       fail "trap $name: the cases of task $task pass with this wrong answer"
       echo "| $task | $name | **NOT CAUGHT** |" >> "$table"
