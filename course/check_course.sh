@@ -224,8 +224,8 @@ fi
 # helpers, a missing return) fail the check, and so does any other (a student's first build shows
 # none from third-party headers: headlab/core/simd_intrinsics.hpp).
 src_abs=$(cd "$student/src" && pwd)
-warnings=$(grep -c "^$src_abs/.*warning:" "$student/build.log" || true)
-others=$(grep -c "warning:" "$student/build.log" || true)
+warnings=$(grep -cE "^$src_abs/[^ ]*:[0-9]+:[0-9]+: warning:" "$student/build.log" || true)
+others=$(grep -cE "^[^ ]+:[0-9]+:[0-9]+: warning:" "$student/build.log" || true)
 if [ "$warnings" -ne 0 ]; then
   grep -A3 "^$src_abs/.*warning:" "$student/build.log" | head -n 40
   fail "the student copy builds with $warnings warning(s) in its sources (log: $student/build.log)"

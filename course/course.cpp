@@ -55,7 +55,7 @@ const std::terminate_handler default_terminate = std::get_terminate();
       const std::string what = e.what();  // "TASK <id> (<title>) is not implemented yet: ..."
       const std::string id = what.rfind("TASK ", 0) == 0 ? what.substr(5, what.find(' ', 5) - 5) : "";
       std::fprintf(stderr, "%s%s\n", what.c_str(), id.empty() ? "" : (" (see course/tasks/" + id + ".md)").c_str());
-      std::fflush(stderr);
+      std::fflush(nullptr);  // what the program printed before, then this
       std::_Exit(3);
     } catch (...) {
     }

@@ -2,6 +2,7 @@
 // time runs out (child_process.hpp).
 #include "child_process.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,14 +29,10 @@ void forward_to_child(int sig) {
   if (child_group > 0) kill(-static_cast<pid_t>(child_group), sig);
 }
 
-// The output kept: its first and last kKeptBytes (doctest's summary is at the end), the middle
-// counted, so that a test printing without end costs bounded memory.
-constexpr std::size_t kKeptBytes = std::size_t(1) << 20;
-
 }  // namespace
 
 Run run_process(const std::string& binary, const std::vector<std::string>& args,
-                const std::vector<std::string>& extra_env, int timeout_s) {
+                const std::vector<std::string>& extra_env, int timeout_s, const RunOutput& keep) {
   Run run;
   int pipe_fd[2];
   if (pipe(pipe_fd) != 0) return run;
@@ -52,25 +49,37 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
   for (const std::string& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
+  // SIGINT and SIGTERM are blocked from before the fork until the handlers know the child's group,
+  // so that none is lost or kills this process while the child runs on.
+  sigset_t stop_signals, old_mask;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop_signals, &old_mask);
   const pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     close(pipe_fd[0]);
     close(pipe_fd[1]);
     return run;
   }
-  if (pid == 0) {  // the child: its own process group, output into the pipe
+  if (pid == 0) {  // the child: its own process group, no input, output into the pipe
     setpgid(0, 0);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    const int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
     dup2(pipe_fd[1], STDOUT_FILENO);
-    dup2(pipe_fd[1], STDERR_FILENO);
+    dup2(keep.stderr_too || null_fd < 0 ? pipe_fd[1] : null_fd, STDERR_FILENO);
+    if (null_fd > STDERR_FILENO) close(null_fd);
     close(pipe_fd[0]);
     close(pipe_fd[1]);
     execve(binary.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   close(pipe_fd[1]);
-  setpgid(pid, pid);  // (also here: a signal may come before the child has run setpgid)
+  setpgid(pid, pid);  // (also here: the child may not have run its setpgid yet)
   run.started = true;
   stop_signal = 0;
   child_group = pid;
@@ -79,12 +88,12 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
   sigemptyset(&forward.sa_mask);
   sigaction(SIGINT, &forward, &old_int);
   sigaction(SIGTERM, &forward, &old_term);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // a signal that came meanwhile is delivered now
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   std::string tail;  // the last bytes once the head is full
   char buffer[65536];
   while (true) {
     if (stop_signal != 0) {
-      run.stopped_by_signal = stop_signal;
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       break;
@@ -103,17 +112,18 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
     const ssize_t n = read(pipe_fd[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // end of output: the child is done (or closed it)
-    const std::size_t to_head = std::min(static_cast<std::size_t>(n), kKeptBytes - std::min(kKeptBytes, run.output.size()));
+    const std::size_t room = keep.head_bytes - std::min(keep.head_bytes, run.output.size());
+    const std::size_t to_head = std::min(static_cast<std::size_t>(n), room);
     run.output.append(buffer, to_head);
     tail.append(buffer + to_head, static_cast<std::size_t>(n) - to_head);
-    if (tail.size() > 2 * kKeptBytes) {
-      run.dropped_bytes += tail.size() - kKeptBytes;
-      tail.erase(0, tail.size() - kKeptBytes);
+    if (tail.size() > 2 * keep.tail_bytes) {
+      run.dropped_bytes += tail.size() - keep.tail_bytes;
+      tail.erase(0, tail.size() - keep.tail_bytes);
     }
   }
-  if (tail.size() > kKeptBytes) {
-    run.dropped_bytes += tail.size() - kKeptBytes;
-    tail.erase(0, tail.size() - kKeptBytes);
+  if (tail.size() > keep.tail_bytes) {
+    run.dropped_bytes += tail.size() - keep.tail_bytes;
+    tail.erase(0, tail.size() - keep.tail_bytes);
   }
   if (run.dropped_bytes > 0) run.output += "\n[... " + std::to_string(run.dropped_bytes) + " bytes of output left out ...]\n";
   run.output += tail;
@@ -121,9 +131,13 @@ Run run_process(const std::string& binary, const std::vector<std::string>& args,
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // Until the handlers are put back, a signal is still caught (and noted here).
+  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
   child_group = 0;
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  run.stopped_by_signal = stop_signal;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (run.exit_code == 127 && run.output.empty()) run.started = false;  // execve failed
   return run;

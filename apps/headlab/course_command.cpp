@@ -31,11 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Stops grading when the user presses Ctrl-C or the job is killed (the test was stopped too).
-struct Interrupted {
-  int signal;
-};
-
 struct Failure {
   std::string test_case, message;
 };
@@ -117,7 +112,7 @@ void run_task_cases(const std::string& binary, const course::Task& t, const Seed
   if (seed.set) env.push_back("HEADLAB_COURSE_SEED=" + std::to_string(seed.value));
   const Run run = run_process(binary, {"-tc=task " + t.id + ":*", "--no-colors"}, env, timeout_s);
   if (!run.started) throw IOError("course: cannot run " + binary);
-  if (run.stopped_by_signal != 0) throw Interrupted{run.stopped_by_signal};
+  if (run.stopped_by_signal != 0) throw StoppedBySignal{run.stopped_by_signal};
   const CaseCounts c = read_doctest_output(run.output);
   r.cases += c.cases;
   r.passed += c.passed;
@@ -318,7 +313,7 @@ int run_course(const CLI::App& course, const CourseOptions& options) {
   } catch (const ValueError& e) {
     std::cerr << "headlab course: " << e.what() << "\n";
     return 2;
-  } catch (const Interrupted& i) {
+  } catch (const StoppedBySignal& i) {
     std::cerr << "headlab course: stopped by signal " << i.signal << " (the test run was stopped too); no report written\n";
     return 128 + i.signal;
   }

@@ -17,6 +17,22 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kGitTimeoutSeconds = 60;
+constexpr std::size_t kMaxDiffBytes = std::size_t(64) << 20;
+
+// git's stdout only (its warnings are not the diff), up to kMaxDiffBytes; a Ctrl-C stops grading.
+Run run_git(const std::string& git, const std::vector<std::string>& args) {
+  RunOutput keep;
+  keep.head_bytes = kMaxDiffBytes;
+  keep.tail_bytes = 0;
+  keep.stderr_too = false;
+  const Run run = run_process(git, args, {"LC_ALL=C"}, kGitTimeoutSeconds, keep);
+  if (run.stopped_by_signal != 0) throw StoppedBySignal{run.stopped_by_signal};
+  return run;
+}
+
+bool is_commit_id(const std::string& s) {
+  return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 constexpr std::uint64_t kMaxSeed = 1000000000000ULL;
 
 // The source directory a CMake build directory was configured from (its CMakeCache.txt).
@@ -35,7 +51,7 @@ SeedChoice resolve_seed(bool seed_given, std::uint64_t seed) {
   SeedChoice choice;
   if (seed_given) {
     choice = {true, seed, "--seed"};
-  } else if (const char* env = std::getenv("HEADLAB_COURSE_SEED")) {
+  } else if (const char* env = std::getenv("HEADLAB_COURSE_SEED"); env && *env) {  // empty: unset
     try {
       choice = {true, parse_whole_number(env, 0, kMaxSeed), "HEADLAB_COURSE_SEED"};
     } catch (const ValueError&) {
@@ -62,18 +78,20 @@ GradeProvenance grade_provenance(const std::string& tests, const std::string& ow
   } else if (git.empty()) {
     p.note = "git is not installed: the handout commit and the diff are unknown";
   } else {
-    const Run tag = run_process(git, {"-C", p.source_dir, "rev-parse", "--verify", "-q", "handout^{commit}"}, {},
-                                kGitTimeoutSeconds);
-    if (tag.exit_code != 0 || tag.output.size() < 40) {
+    const Run tag = run_git(git, {"-C", p.source_dir, "rev-parse", "--verify", "-q", "handout^{commit}"});
+    const std::string commit = tag.output.substr(0, tag.output.find('\n'));
+    if (tag.exit_code != 0 || !is_commit_id(commit)) {
       p.note = "no `handout` tag in " + p.source_dir + " (course/student/README.md, step 1, makes it)";
     } else {
-      p.handout_commit = tag.output.substr(0, 40);
-      const Run diff = run_process(git, {"-C", p.source_dir, "diff", "handout", "--", "framework"}, {},
-                                   kGitTimeoutSeconds);
-      if (diff.exit_code == 0) {
-        p.diff_sha256 = sha256_hex(diff.output);
-      } else {
+      p.handout_commit = commit;
+      const Run diff = run_git(git, {"-C", p.source_dir, "diff", "--no-color", "--no-ext-diff", "handout", "--",
+                                     "framework"});
+      if (diff.exit_code != 0 || diff.timed_out) {
         p.note = "git diff handout -- framework failed in " + p.source_dir;
+      } else if (diff.dropped_bytes > 0) {
+        p.note = "the diff against handout is over " + std::to_string(kMaxDiffBytes >> 20) + " MiB: not hashed";
+      } else {
+        p.diff_sha256 = sha256_hex(diff.output);
       }
     }
   }

@@ -8,8 +8,13 @@ set -u
 hl=$1
 own_tests=$2
 test_label="course grade provenance"
+if ! command -v git > /dev/null; then
+  echo "$test_label: SKIP: git is not installed (the handout and diff checks need it)"
+  exit 77
+fi
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+grader=
+trap '[ -z "$grader" ] || kill "$grader" 2> /dev/null; rm -rf "$work"' EXIT
 source "$(dirname "$0")/expect.sh"
 json() {  # json FILE PYTHON-EXPRESSION-ON-r
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"
@@ -88,6 +93,7 @@ for _ in $(seq 100); do [ -s "$work/hang.pid" ] && break; sleep 0.1; done
 kill -TERM "$grader"
 wait "$grader"
 status=$?
+grader=
 [ "$status" -eq 143 ] || fail "course grade exited $status after SIGTERM, expected 143"
 sleep 0.2
 if kill -0 "$(cat "$work/hang.pid")" 2> /dev/null; then fail "the test's process outlived SIGTERM to course grade"; fi

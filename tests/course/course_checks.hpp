@@ -68,7 +68,10 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // with a seed they keep to themselves (docs/course.md), so that only a real implementation passes.
 // A value that is not a whole number from 0 to 10^12 fails every case that asks, saying so.
 inline std::uint64_t seed(std::uint64_t base) {
-  static const char* text = std::getenv("HEADLAB_COURSE_SEED");
+  static const char* text = [] {  // an empty value counts as unset
+    const char* s = std::getenv("HEADLAB_COURSE_SEED");
+    return s && *s ? s : nullptr;
+  }();
   static const bool valid = [] {
     try {
       if (text) headlab::parse_whole_number(text, 0, 1000000000000ULL);

@@ -104,27 +104,39 @@ TEST_CASE("task 0.1: backward is iterative: a 100 000-node chain on a 1 MiB stac
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, std::size_t(1) << 20);
-    int ok = 0;
+    // Exit codes: 0 right, 42 a wrong gradient, 43 an exception (its message printed), 44 no thread.
+    int code = 0;
     auto run = [](void* result) -> void* {
-      TensorD z = from_data<double>({1.0}, {1}, true);
-      TensorD chain = z;
-      for (int i = 0; i < 100000; ++i) chain = chain + 1.0;
-      sum(chain).backward();
-      *static_cast<int*>(result) = z.has_grad() && z.grad()(0) == 1.0;
+      int& out = *static_cast<int*>(result);
+      try {
+        TensorD z = from_data<double>({1.0}, {1}, true);
+        TensorD chain = z;
+        for (int i = 0; i < 100000; ++i) chain = chain + 1.0;
+        sum(chain).backward();
+        out = z.has_grad() && z.grad()(0) == 1.0 ? 0 : 42;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        out = 43;
+      }
       return nullptr;
     };
     pthread_t thread;
-    if (pthread_create(&thread, &attr, run, &ok) != 0) _exit(3);
+    if (pthread_create(&thread, &attr, run, &code) != 0) _exit(44);
     pthread_join(thread, nullptr);
-    _exit(ok ? 0 : 1);
+    std::fflush(nullptr);
+    _exit(code);
   }
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);
-  CHECK_MESSAGE(!WIFSIGNALED(status), "backward crashed (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
-                                          << ") on a 100 000-node chain with a 1 MiB stack: is the DFS recursive?"
-                                             " The task asks for an explicit stack.");
-  CHECK_MESSAGE((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0)),
-                "backward on the chain gave z a wrong gradient (exit " << WEXITSTATUS(status) << ")");
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::string why;
+  if (code == 42) why = "backward on the chain gave z a wrong gradient";
+  else if (code == 43) why = "backward on the chain threw (its message is printed above)";
+  else if (code == 44) why = "no thread with a 1 MiB stack could be started";
+  else if (code != 0) why = "backward crashed on a 100 000-node chain with a 1 MiB stack (" +
+                            (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(code)) +
+                            "): is the DFS recursive? The task asks for an explicit stack.";
+  CHECK_MESSAGE(code == 0, why);
 }
 
 TEST_CASE("task 0.2: gradcheck passes a correct backward, to central-difference accuracy") {
@@ -934,7 +946,9 @@ TEST_CASE("task 5.1: beam search equals beam search by the book where K beams, t
   std::vector<bool> seen(needed.size(), false);
   std::size_t compared = 0;
   for (std::uint64_t m = 0; m < 400 && std::find(seen.begin(), seen.end(), false) != seen.end(); ++m) {
-    auto model_ptr = small_transformer<double>(V, seed(60 + m));
+    // Fixed model seeds (not seed()): the designed models must show the four things whatever the
+    // grader's seed; the expected answers are computed here, so nothing can be hard-coded anyway.
+    auto model_ptr = small_transformer<double>(V, 60 + m);
     auto& model = *model_ptr;
     // A decoder whose next token depends mostly on the last token and its position (the cross-
     // attention and feed-forward outputs zeroed, self-attention halved: nearly a random Markov chain,
@@ -986,7 +1000,7 @@ TEST_CASE("task 5.1: beam search equals beam search by the book where K beams, t
         };
         const bool same = got.tokens == book.tokens && got.log_prob == doctest::Approx(book.log_prob).epsilon(1e-9) &&
                           got.score == doctest::Approx(book.score).epsilon(1e-9);
-        CHECK_MESSAGE(same, "model seed " << seed(60 + m) << ", source of " << src.size() << " ids, beam " << s.beam
+        CHECK_MESSAGE(same, "model seed " << 60 + m << ", source of " << src.size() << " ids, beam " << s.beam
                                           << ", alpha " << s.alpha << ": expected (by the book) " << tokens_of(book)
                                           << " log p " << book.log_prob << " score " << book.score << "; got "
                                           << tokens_of(got) << " log p " << got.log_prob << " score " << got.score);
