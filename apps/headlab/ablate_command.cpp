@@ -51,6 +51,7 @@ CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
                      "only (re)write the summary of DIR from its finished runs, or from the run directories "
                      "copied to the directories given (runs made on other machines)")
       ->expected(0, CLI::detail::expected_max_vector_size);
+  add_slurm_flags(ablate, o.slurm);
   ablate->add_option("train_flags", o.train_flags, "after `--`: flags for every `headlab train` run");
   return ablate;
 }
@@ -113,11 +114,30 @@ RunDirSpec sweep_dir_spec() {
   return spec;
 }
 
+// After --collect: 0 when every run is finished, else 1, naming each run that is not with why
+// (its state, the note) and the last line of its log.
+int report_unfinished(const SweepPlan& plan, const std::map<std::string, std::string>& notes,
+                      const std::map<std::string, fs::path>& located) {
+  const SweepSummary summary = summarize_sweep(plan, notes, &located);
+  if (summary.unfinished.empty()) return 0;
+  std::cerr << "headlab ablate: " << summary.unfinished.size() << " of " << summary.total_runs
+            << " runs are not finished (the summary holds the others):\n";
+  for (const UnfinishedRun& run : summary.unfinished) {
+    std::cerr << "  " << run.name << ": " << (run.note.empty() ? to_string(run.state) : run.note);
+    const auto where = located.find(run.name);
+    const std::string last = last_log_line(where != located.end() ? where->second : plan.out_dir / "runs" / run.name);
+    if (!last.empty()) std::cerr << "; its log ends: " << last;
+    std::cerr << "\n";
+  }
+  return 1;
+}
+
 int collect(const AblateOptions& o) {
   if (!o.grid.empty() || !o.seeds.empty() || !o.train_flags.empty() || !o.emit_jobs.empty() ||
       !o.emit_slurm.empty() || o.jobs != 0)
     throw ValueError("--collect reads the sweep from " + (fs::path(o.out_dir) / "sweep.json").string() +
                      " and runs nothing; give it with --out (and --metric, --x) only");
+  check_slurm_flags(o.slurm, false);
   std::vector<fs::path> sources;  // --collect D1 D2 ...; none: DIR/runs
   for (const std::string& dir : o.collect)
     if (!dir.empty()) sources.push_back(dir);
@@ -126,62 +146,29 @@ int collect(const AblateOptions& o) {
   const SweepPlan plan = read_sweep_json(o.out_dir);
   const RunDir held(plan.out_dir, sweep_dir_spec());
   const std::string x_key = chart_x_key(o, plan.spec.grid);
+  const std::map<std::string, std::string> planned = planned_configs(plan);
   if (sources.empty()) {
-    summarise(plan, o, x_key, {});
-    return 0;
+    // DIR/runs: a run trained with other options than the plan's is named and not counted.
+    const std::map<std::string, std::string> foreign = runs_from_elsewhere(plan, planned);
+    std::map<std::string, fs::path> located;
+    for (const SweepRun& run : plan.runs)
+      if (!foreign.count(run.name)) located[run.name] = plan.run_dir(run);
+    std::map<std::string, std::string> notes;
+    for (const auto& [name, text] : foreign) notes[name] = text.substr(text.find(": from another sweep") + 2);
+    summarise(plan, o, x_key, notes, &located);
+    return report_unfinished(plan, notes, located);
   }
-  std::map<std::string, std::string> planned_configs;  // run name -> the config.ini it writes
-  for (const SweepRun& run : plan.runs) planned_configs[run.name] = check_train_arguments(run).to_config_ini();
-  const CollectedRuns found = collect_sweep_runs(plan, sources, planned_configs);
+  const CollectedRuns found = collect_sweep_runs(plan, sources, planned);
   for (const std::string& remark : found.remarks) std::cout << "note: " << remark << "\n";
   std::cout << "collected " << found.finished << " finished of " << plan.runs.size() << " runs from "
             << sources.size() << (sources.size() == 1 ? " directory" : " directories") << std::endl;
   summarise(plan, o, x_key, found.notes, &found.run_dirs);
-  return 0;
-}
-
-// --emit-jobs / --emit-slurm: the commands of the runs in `todo` written for another scheduler.
-int emit_jobs(const AblateOptions& o, const SweepPlan& plan, const std::vector<std::size_t>& todo,
-              const std::string& exe) {
-  std::vector<std::string> commands;
-  for (std::size_t i : todo) {
-    const SweepRun& run = plan.runs[i];
-    commands.push_back(
-        job_command(exe, plan, run, run_state(plan.run_dir(run)) == RunState::Resumable, o.job_threads));
-  }
-  // Checked above; now the directories of runs that started and left nothing to resume go.
-  for (std::size_t i : todo)
-    if (run_state(plan.run_dir(plan.runs[i])) == RunState::Started) fs::remove_all(plan.run_dir(plan.runs[i]));
-  const std::string collect_hint = "then: headlab ablate --out " + shell_quote(o.out_dir) + " --collect";
-  if (!o.emit_jobs.empty()) {
-    std::string jobs;
-    for (const std::string& line : commands) jobs += line + "\n";
-    write_file_atomic(o.emit_jobs, jobs, "ablate --emit-jobs");
-    std::cout << "wrote " << todo.size() << " jobs to " << o.emit_jobs << " (one command a line: bash "
-              << shell_quote(o.emit_jobs) << " or parallel < " << shell_quote(o.emit_jobs) << ")" << std::endl;
-  }
-  if (!o.emit_slurm.empty()) {
-    if (commands.empty()) {
-      std::cout << "all " << plan.runs.size() << " runs are finished: no SLURM array to run; " << o.emit_slurm
-                << " not written" << std::endl;
-      return 0;
-    }
-    const fs::path log_dir = slurm_output_dir(plan);
-    if (!log_dir.empty()) fs::create_directories(log_dir);  // sbatch does not create the --output directory
-    SlurmScriptText text;
-    text.cpus_per_task = o.job_threads;  // --threads given: each task asks SLURM for that many cores
-    write_file_atomic(o.emit_slurm, slurm_array_script(plan, commands, o.jobs, text), "ablate --emit-slurm");
-    std::cout << "wrote a SLURM array of " << commands.size() << " tasks (0-" << commands.size() - 1 << ") to "
-              << o.emit_slurm << ": sbatch " << shell_quote(o.emit_slurm) << "; task output in "
-              << (log_dir.empty() ? std::string("the directory sbatch runs in") : log_dir.string()) << std::endl;
-  }
-  std::cout << collect_hint << " (or --collect D1 D2 ... with the run directories copied back from each machine)"
-            << std::endl;
-  return 0;
+  return report_unfinished(plan, found.notes, found.run_dirs);
 }
 
 // The flags that go with --emit-jobs / --emit-slurm; ValueError (a usage error) otherwise.
 void check_emit_flags(const AblateOptions& o) {
+  check_slurm_flags(o.slurm, !o.emit_slurm.empty());
   if (o.emit_jobs.empty() && o.emit_slurm.empty()) return;
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file " + quote_clipped(o.emit_jobs) +
@@ -201,6 +188,19 @@ void check_emit_flags(const AblateOptions& o) {
                      "scheduler (parallel -j N < FILE), or use -j with --emit-slurm (at most N array tasks at once)");
 }
 
+// --out DIR without sweep.json is a new sweep: refused when DIR already holds a file the sweep writes
+// (another program's summary.csv would be replaced).
+void refuse_foreign_outputs(const fs::path& dir, const std::string& flag_value) {
+  std::error_code ec;
+  if (fs::exists(dir / "sweep.json", ec)) return;
+  std::string found;
+  for (const char* name : {"summary.csv", "summary.md", "chart.svg", "runs"})
+    if (fs::exists(dir / name, ec)) found += (found.empty() ? "" : ", ") + std::string(name);
+  if (!found.empty())
+    throw ValueError("--out " + quote_clipped(flag_value) + ": not a sweep directory (no sweep.json) but it holds " +
+                     found + ", which a sweep writes; choose another --out");
+}
+
 int sweep(const AblateOptions& o) {
   // 1. The plan, checked completely before anything runs (usage errors, exit 2).
   SweepSpec spec;
@@ -212,18 +212,21 @@ int sweep(const AblateOptions& o) {
   const SweepPlan plan = plan_sweep(spec, o.out_dir);
   const std::string x_key = chart_x_key(o, spec.grid);
   check_emit_flags(o);
-  for (std::size_t i = 0; i < plan.runs.size(); i += spec.seeds.size()) check_train_arguments(plan.runs[i]);
+  const std::map<std::string, std::string> planned = planned_configs(plan);  // every run as train reads it
   if (fs::exists(plan.out_dir / "sweep.json")) {
     const std::string difference = sweep_difference(read_sweep_json(plan.out_dir).spec, spec);
     if (!difference.empty())
       throw ValueError(o.out_dir + " holds a different sweep (" + difference +
                        "); use another --out, or remove its sweep.json and runs/ to start over");
   }
+  refuse_foreign_outputs(plan.out_dir, o.out_dir);
   // The sweep directory is ours until the end; its finished runs are kept (and skipped).
   const RunDir held(plan.out_dir, sweep_dir_spec());
+  refuse_runs_from_elsewhere(runs_from_elsewhere(plan, planned),
+                             "remove them to train them again, or use another --out");
   const std::string exe = executable_path();
   if (!o.emit_jobs.empty() || !o.emit_slurm.empty())  // a word no job file can hold: refused before any file
-    for (const SweepRun& run : plan.runs) job_command(exe, plan, run, false);
+    for (const SweepRun& run : plan.runs) job_command(exe, plan, run, 0, fs::current_path());
   write_sweep_json(plan, exe);
 
   // 2. What is left to do.
@@ -236,8 +239,18 @@ int sweep(const AblateOptions& o) {
       todo.push_back(i);
   }
   if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
+  const std::size_t busy = skip_runs_in_use(plan, todo);
 
-  if (!o.emit_jobs.empty() || !o.emit_slurm.empty()) return emit_jobs(o, plan, todo, exe);
+  if (!o.emit_jobs.empty() || !o.emit_slurm.empty()) {
+    EmitFiles files{o.emit_jobs, o.emit_slurm, o.jobs, o.slurm};
+    // Each task asks for the cores its run uses: --threads when given, else what a run uses here.
+    if (files.slurm.cpus_per_task == 0) files.slurm.cpus_per_task = o.job_threads > 0 ? o.job_threads : headlab::threads();
+    emit_run_commands(exe, plan, todo, o.job_threads, files, "ablate");
+    std::cout << "then: headlab ablate --out " << shell_quote(o.out_dir)
+              << " --collect (or --collect D1 D2 ... with the run directories copied back from each machine)"
+              << std::endl;
+    return 0;
+  }
 
   // 3. Run, then summarise whatever is finished.
   const std::size_t jobs = o.jobs == 0 ? 1 : o.jobs;
@@ -253,6 +266,11 @@ int sweep(const AblateOptions& o) {
   if (outcome.failed > 0) {
     std::cerr << "headlab ablate: " << outcome.failed << " of " << todo.size()
               << " runs failed (see FAILED above); run the same command again to retry them\n";
+    return 1;
+  }
+  if (busy > 0) {
+    std::cerr << "headlab ablate: " << busy << " runs are in progress in another process (busy above); "
+              << "run the same command (or --collect) again when they end\n";
     return 1;
   }
   return 0;

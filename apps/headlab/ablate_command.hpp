@@ -15,14 +15,19 @@
 // file cannot be used; 2 a usage error (bad --grid, a flag both in the grid and
 // after `--`, DIR holding a different sweep, ...), before anything runs;
 // 130 interrupted (SIGINT / SIGTERM): the runs save their checkpoints, and the
-// same command again resumes them. --emit-* and --collect exit 0 when their files are written
-// (--collect also when some runs are missing: the summary names them), 2 on a usage error or
-// collected runs that do not fit the sweep, 1 on a file that cannot be read or written.
+// same command again resumes them. A run directory holding a run of other options ("from another
+// sweep") is refused (2), one that another process holds now (a run in progress) is left alone and
+// named (exit 1 when the others are done). --emit-* exit 0 when their files are written; --collect
+// exits 0 when every run is finished, 1 naming each missing or failed run with the last line of its
+// log (the summary of the finished ones is still written), 2 on a usage error or collected runs that
+// do not fit the sweep, 1 on a file that cannot be read or written.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "headlab/lab/sweep.hpp"
 
 namespace CLI {
 class App;
@@ -45,6 +50,7 @@ struct AblateOptions {
   // or from the directories given. Empty = not given; {""} = given without directories.
   std::vector<std::string> collect;
   std::vector<std::string> train_flags;  // everything after `--`, given to every run
+  SlurmScriptText slurm;                 // --cpus-per-task, --time, --mem, --partition, --account
 };
 
 // Adds the `ablate` subcommand to `app`, its flags writing into `options`

@@ -35,6 +35,7 @@ CLI::App* add_study_command(CLI::App& app, StudyOptions& o) {
   run->add_option("--emit-jobs", o.emit_jobs, "write one command per unfinished run to this file instead "
                                               "(bash FILE, parallel < FILE)");
   run->add_option("--emit-slurm", o.emit_slurm, "write a SLURM array script (sbatch FILE) instead");
+  add_slurm_flags(run, o.slurm);
   auto* report = study->add_subcommand("report", "runs.csv, summary.csv (mean, sd, 95% CI), comparisons.csv "
                                                  "(Welch, paired, Holm) and verdicts, report.md, chart.svg");
   report->add_option("recipe", o.recipe, "the recipe")->required();
@@ -106,57 +107,34 @@ int study_run(const StudyOptions& o) {
   check_output("--emit-slurm", o.emit_slurm, {recipe.path});
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file");
+  check_slurm_flags(o.slurm, !o.emit_slurm.empty());
   // Every run's options, as `headlab train` will resolve them: a bad cell stops the study here.
-  std::map<std::string, std::string> planned;
-  for (const SweepRun& run : plan.runs) planned[run.name] = check_train_arguments(run).to_config_ini();
+  const std::map<std::string, std::string> planned = planned_configs(plan);
   const RunDir held(plan.out_dir, study_dir_spec());
+  // A finished or a stopped run trained with other options (a recipe changed since, --quick or not)
+  // is refused here: a resume would fail, and a finished one would be counted as this recipe's.
+  refuse_runs_from_elsewhere(runs_from_elsewhere(plan, planned),
+                             "(a recipe changed since, or --quick runs?) remove them to train them again, or use "
+                             "another --runs");
   std::vector<std::size_t> todo;
   std::size_t finished = 0;
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
-    const SweepRun& run = plan.runs[i];
-    const fs::path dir = plan.run_dir(run);
-    // A finished or a stopped run trained with other options (a recipe changed since, --quick or not)
-    // is refused here: a resume would fail, and a finished one would be counted as this recipe's.
-    const std::string difference = planned_difference(planned, plan, run);
-    if (!difference.empty())
-      throw ValueError(dir.string() + " was trained with other options than the recipe gives now (" + difference +
-                       "); remove it to train it again, or use another --runs");
-    if (run_state(dir) != RunState::Finished) {
+    if (run_state(plan.run_dir(plan.runs[i])) == RunState::Finished)
+      ++finished;
+    else
       todo.push_back(i);
-      continue;
-    }
-    ++finished;
   }
   if (finished > 0) std::cout << "skipping " << finished << " finished runs" << std::endl;
+  const std::size_t busy = skip_runs_in_use(plan, todo);
   const std::string exe = executable_path();
   const std::string report = "headlab study report " + shell_quote(recipe.path.string()) + " --runs " +
                              shell_quote(plan.out_dir.string());
   if (!o.emit_jobs.empty() || !o.emit_slurm.empty()) {
-    std::vector<std::string> commands;
-    for (std::size_t i : todo)
-      commands.push_back(job_command(exe, plan, plan.runs[i],
-                                     run_state(plan.run_dir(plan.runs[i])) == RunState::Resumable, recipe.threads));
-    // A run that started and left no checkpoint starts over: its directory goes now (its train
-    // would refuse a directory holding a run), as the local runner does.
-    for (std::size_t i : todo)
-      if (run_state(plan.run_dir(plan.runs[i])) == RunState::Started) fs::remove_all(plan.run_dir(plan.runs[i]));
-    if (!o.emit_jobs.empty()) {
-      std::string text;
-      for (const std::string& line : commands) text += line + "\n";
-      write_file_atomic(o.emit_jobs, text, "study run --emit-jobs");
-      std::cout << "wrote " << commands.size() << " jobs to " << o.emit_jobs << " (bash " << shell_quote(o.emit_jobs)
-                << " or parallel -j N < " << shell_quote(o.emit_jobs) << ")" << std::endl;
-    }
-    if (!o.emit_slurm.empty() && !commands.empty()) {
-      const fs::path log_dir = slurm_output_dir(plan);
-      if (!log_dir.empty()) fs::create_directories(log_dir);
-      SlurmScriptText text{"headlab study run", report, recipe.threads};
-      write_file_atomic(o.emit_slurm, slurm_array_script(plan, commands, o.jobs, text), "study run --emit-slurm");
-      std::cout << "wrote a SLURM array of " << commands.size() << " tasks to " << o.emit_slurm << ": sbatch "
-                << shell_quote(o.emit_slurm) << std::endl;
-    } else if (!o.emit_slurm.empty()) {
-      std::cout << "every run is finished: no SLURM array written" << std::endl;
-    }
+    EmitFiles files{o.emit_jobs, o.emit_slurm, o.jobs, o.slurm};
+    files.slurm.writer = "headlab study run";
+    files.slurm.then = report;
+    if (files.slurm.cpus_per_task == 0) files.slurm.cpus_per_task = recipe.threads;
+    emit_run_commands(exe, plan, todo, recipe.threads, files, "study run");
     std::cout << "then: " << report << std::endl;
     return 0;
   }
@@ -171,6 +149,11 @@ int study_run(const StudyOptions& o) {
   if (outcome.failed > 0) {
     std::cerr << "headlab study run: " << outcome.failed << " of " << todo.size()
               << " runs failed (see FAILED above); run the same command again to retry them\n";
+    return 1;
+  }
+  if (busy > 0) {
+    std::cerr << "headlab study run: " << busy << " runs are in progress in another process (busy above); "
+              << "run the same command again when they end\n";
     return 1;
   }
   std::cout << "then: " << report << std::endl;

@@ -23,6 +23,8 @@
 #include <cstddef>
 #include <string>
 
+#include "headlab/lab/sweep.hpp"
+
 namespace CLI {
 class App;
 }
@@ -35,6 +37,7 @@ struct StudyOptions {
   std::size_t jobs = 1;    // -j
   bool quick = false;      // the recipe's quick flags and first two seeds (run and report)
   std::string emit_jobs, emit_slurm;
+  SlurmScriptText slurm;   // run: --cpus-per-task (default: the recipe's threads), --time, --mem, ...
   std::string out;         // report: where the files go ("" = DIR)
   std::string from_csv;    // report: a measured runs.csv instead of the run directories
   std::string commit;      // report: the commit of the binary that trained, for runs.csv

@@ -22,6 +22,8 @@
 
 #include "headlab/core/errors.hpp"
 #include "headlab/core/threads.hpp"
+#include "headlab/lab/sweep_collect.hpp"
+#include "headlab/train/run_dir.hpp"
 #include "train_flags.hpp"
 
 extern char** environ;
@@ -56,6 +58,62 @@ TrainOptions check_train_arguments(const SweepRun& run) {
   return options;
 }
 
+std::map<std::string, std::string> planned_configs(const SweepPlan& plan) {
+  std::map<std::string, std::string> planned;
+  for (const SweepRun& run : plan.runs) planned[run.name] = check_train_arguments(run).to_config_ini();
+  return planned;
+}
+
+std::map<std::string, std::string> runs_from_elsewhere(const SweepPlan& plan,
+                                                       const std::map<std::string, std::string>& planned) {
+  std::map<std::string, std::string> foreign;
+  for (const SweepRun& run : plan.runs) {
+    const fs::path config = plan.run_dir(run) / "config.ini";
+    std::error_code ec;
+    if (!fs::exists(config, ec)) continue;
+    std::string difference;
+    try {
+      difference = config_difference(planned.at(run.name), config);
+    } catch (const Error& e) {  // not a config.ini train writes
+      difference = std::string("its config.ini cannot be read: ") + e.what();
+    }
+    if (!difference.empty())
+      foreign[run.name] = plan.run_dir(run).string() + ": from another sweep: " + difference;
+  }
+  return foreign;
+}
+
+void refuse_runs_from_elsewhere(const std::map<std::string, std::string>& foreign, const std::string& advice) {
+  if (foreign.empty()) return;
+  std::string list;
+  std::size_t shown = 0;
+  for (const auto& entry : foreign) {
+    if (shown++ == 5) break;
+    list += "\n  " + entry.second;
+  }
+  if (foreign.size() > 5) list += "\n  and " + std::to_string(foreign.size() - 5) + " more";
+  throw ValueError(std::to_string(foreign.size()) + " run director" + (foreign.size() == 1 ? "y holds" : "ies hold") +
+                   " a run trained with other options than this plan gives it (never counted, resumed or "
+                   "replaced):" + list + "\n" + advice);
+}
+
+std::size_t skip_runs_in_use(const SweepPlan& plan, std::vector<std::size_t>& todo) {
+  std::vector<std::size_t> free;
+  std::size_t busy = 0;
+  for (std::size_t i : todo) {
+    const std::string holder = run_dir_holder(plan.run_dir(plan.runs[i]));
+    if (holder.empty()) {
+      free.push_back(i);
+      continue;
+    }
+    ++busy;
+    std::cout << "busy   " << plan.runs[i].name << ": process " << holder
+              << " holds its directory (a run in progress): left alone" << std::endl;
+  }
+  todo = free;
+  return busy;
+}
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -87,9 +145,13 @@ struct StopSignals {
 // ---------------------------------------------------------------------------
 
 
-// The last `count` lines of a file (a failed run's log), each indented.
+// The last `count` lines of a file (a failed run's log, appended to by every attempt), each
+// indented; only its last 64 KiB are read.
 std::string tail_lines(const fs::path& path, std::size_t count) {
   std::ifstream in(path);
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > 64 * 1024) in.seekg(static_cast<std::streamoff>(size - 64 * 1024));
   std::deque<std::string> lines;
   for (std::string line; std::getline(in, line);) {
     lines.push_back(line);
@@ -107,12 +169,11 @@ std::string describe_status(int status) {
   return "status " + std::to_string(status);
 }
 
-// Starts one run: `exe train <args> [--resume]`, stdout and stderr to RUN_DIR/log.txt
-// (appended to when resuming), stdin from /dev/null. Returns the child's pid.
+// Starts one run: `exe train <args> --resume-or-start`, stdout and stderr appended to
+// RUN_DIR/log.txt, stdin from /dev/null. Returns the child's pid.
 // Each run gets `threads` threads (--threads before the command) unless its flags name their own.
-pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& run, bool resume, int threads) {
+pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& run, int threads) {
   const fs::path dir = plan.run_dir(run);
-  if (!resume) fs::remove_all(dir);  // what a failed attempt left (metrics.jsonl would be appended to)
   fs::create_directories(dir);
   const std::string log = (dir / "log.txt").string();
 
@@ -123,7 +184,7 @@ pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& r
   }
   args.push_back("train");
   args.insert(args.end(), run.train_args.begin(), run.train_args.end());
-  if (resume) args.push_back("--resume");
+  args.push_back("--resume-or-start");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -131,8 +192,7 @@ pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& r
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = 0;
   const int error = posix_spawn(&pid, exe.c_str(), &files, nullptr, argv.data(), environ);
@@ -140,7 +200,6 @@ pid_t start_run(const std::string& exe, const SweepPlan& plan, const SweepRun& r
   if (error != 0) throw IOError("cannot start '" + exe + "' for run " + run.name + ": " + std::strerror(error));
   return pid;
 }
-
 
 }  // namespace
 
@@ -165,7 +224,7 @@ SweepOutcome run_all(const std::string& exe, const SweepPlan& plan, const std::v
     while (g_stop_signal == 0 && running.size() < jobs && next < todo.size()) {
       const SweepRun& run = plan.runs[todo[next]];
       const bool resume = run_state(plan.run_dir(run)) == RunState::Resumable;
-      const pid_t pid = start_run(exe, plan, run, resume, threads_per_run);
+      const pid_t pid = start_run(exe, plan, run, threads_per_run);
       running[pid] = {todo[next], clock::now()};
       ++next;
       std::cout << (resume ? "resume " : "start  ") << run.name << "  (run " << next << of_total << ")" << std::endl;

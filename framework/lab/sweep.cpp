@@ -30,8 +30,9 @@ using namespace sweep_text;
 namespace {
 
 // Flags every run gets from the sweep itself; neither a grid key nor a base flag may set them.
-// It resumes a run it left (--resume) and clears a failed one before starting it (no --overwrite).
-const char* const kSweepOwnedFlags[] = {"--seed", "--run-dir", "--resume", "--overwrite", "--progress"};
+// Each run is started with --resume-or-start: it continues from its checkpoint, or starts over.
+const char* const kSweepOwnedFlags[] = {"--seed", "--run-dir", "--resume", "--overwrite", "--resume-or-start",
+                                        "--progress"};
 
 bool is_key_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';

@@ -52,20 +52,39 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume,
-                        int threads) {
+std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, int threads,
+                        const fs::path& working_dir) {
   const fs::path dir = plan.run_dir(run);
   const std::string whose = "run " + run.name;
   check_job_word(whose, executable);
   check_job_word(whose, dir.string());
+  check_job_word(whose, working_dir.string());
   for (const std::string& a : run.train_args) check_job_word(whose, a);
-  std::string line = "mkdir -p " + shell_quote(dir.string()) + " && " + shell_quote(executable);
+  std::string line = working_dir.empty() ? "" : "cd " + shell_quote(working_dir.string()) + " && ";
+  line += "mkdir -p " + shell_quote(dir.string()) + " && " + shell_quote(executable);
   if (threads > 0) line += " --threads " + std::to_string(threads);
   line += " train";
   for (const std::string& a : run.train_args) line += " " + shell_quote(a);
-  if (resume) line += " --resume";
-  line += (resume ? " >> " : " > ") + shell_quote((dir / "log.txt").string()) + " 2>&1";
+  line += " --resume-or-start >> " + shell_quote((dir / "log.txt").string()) + " 2>&1";
   return line;
+}
+
+void check_slurm_resources(const SlurmScriptText& extra) {
+  // The characters each value takes at SLURM (an #SBATCH line is not shell-quoted: nothing else may
+  // stand in it). `letters`: [A-Za-z] allowed too.
+  const auto check = [](const char* flag, const std::string& value, bool letters, const std::string& others,
+                        const char* example) {
+    const bool ok = value.size() <= 100 && std::all_of(value.begin(), value.end(), [&](char c) {
+                      return (letters ? is_alnum(c) : (c >= '0' && c <= '9')) || others.find(c) != std::string::npos;
+                    });
+    if (!ok)
+      throw ValueError(std::string(flag) + " " + quote_clipped(value, 80) + ": not a value SLURM takes there (e.g. " +
+                       example + ")");
+  };
+  check("--time", extra.time, false, ":-", "2:00:00 or 1-00:00:00");
+  check("--mem", extra.mem, false, "KMGTkmgt", "4G");
+  check("--partition", extra.partition, true, "_.,-", "debug");
+  check("--account", extra.account, true, "_.-", "my_group");
 }
 
 fs::path slurm_output_dir(const SweepPlan& plan) {
@@ -89,8 +108,9 @@ std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::str
   check_job_word("the command after the tasks", then);
   s += "# " + writer + ": " + std::to_string(commands.size()) + " runs of the sweep " + out +
        " as a SLURM job array, one run per task\n";
-  s += "# (task i runs the i-th command of --emit-jobs; each run logs to its RUN_DIR/log.txt).\n";
-  s += "#   sbatch THIS_FILE                        submit; add --partition, --time, --cpus-per-task, ... as needed\n";
+  s += "# (task i runs the i-th command of --emit-jobs; each run logs to its RUN_DIR/log.txt; a requeued\n";
+  s += "# or preempted task continues its run from the checkpoint).\n";
+  s += "#   sbatch THIS_FILE                        submit (any #SBATCH option can also be given here)\n";
   s += "#   SLURM_ARRAY_TASK_ID=0 bash THIS_FILE    run task 0 here, without SLURM\n";
   s += "# When the tasks are done: " + then + "\n";
   if (log_dir.empty())
@@ -98,6 +118,11 @@ std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::str
   s += "#SBATCH --job-name=" + slurm_job_name(plan) + "\n";
   s += "#SBATCH --array=0-" + last + (max_running > 0 ? "%" + std::to_string(max_running) : "") + "\n";
   if (extra.cpus_per_task > 0) s += "#SBATCH --cpus-per-task=" + std::to_string(extra.cpus_per_task) + "\n";
+  check_slurm_resources(extra);
+  if (!extra.time.empty()) s += "#SBATCH --time=" + extra.time + "\n";
+  if (!extra.mem.empty()) s += "#SBATCH --mem=" + extra.mem + "\n";
+  if (!extra.partition.empty()) s += "#SBATCH --partition=" + extra.partition + "\n";
+  if (!extra.account.empty()) s += "#SBATCH --account=" + extra.account + "\n";
   // "headlab ablate" -> headlab-ablate-%A_%a.out, "headlab study run" -> headlab-study-%A_%a.out
   std::string fallback = writer.substr(0, writer.find(' ', writer.find(' ') + 1));
   std::replace(fallback.begin(), fallback.end(), ' ', '-');
@@ -108,6 +133,8 @@ std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::str
        "SLURM_ARRAY_TASK_ID=0 bash $0\" >&2\n";
   s += "  exit 2\n";
   s += "fi\n";
+  if (extra.cpus_per_task > 0)  // a line without --threads uses the cores SLURM gave its task
+    s += "export HEADLAB_THREADS=\"${SLURM_CPUS_PER_TASK:-" + std::to_string(extra.cpus_per_task) + "}\"\n";
   s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
   for (std::size_t i = 0; i < commands.size(); ++i) s += "  " + std::to_string(i) + ") " + commands[i] + " ;;\n";
   s += "  *) echo \"$0: SLURM_ARRAY_TASK_ID=$SLURM_ARRAY_TASK_ID is not a task of this array (0-" + last +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -72,6 +73,26 @@ const char* to_string(RunState state) {
     case RunState::Finished: return "finished";
   }
   return "?";
+}
+
+std::string last_log_line(const fs::path& run_dir) {
+  const fs::path path = run_dir / "log.txt";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";  // (a FIFO would block the open)
+  std::ifstream in(path, std::ios::binary);
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!in || ec) return "";
+  const std::uintmax_t window = 64 * 1024;
+  in.seekg(static_cast<std::streamoff>(size > window ? size - window : 0));
+  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r' || tail.back() == ' ')) tail.pop_back();
+  std::string line = tail.substr(tail.find_last_of('\n') == std::string::npos ? 0 : tail.find_last_of('\n') + 1);
+  // A progress bar redraws its line with '\r': what it shows last is after the last one.
+  if (const std::size_t cr = line.find_last_of('\r'); cr != std::string::npos) line = line.substr(cr + 1);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  for (char& c : line)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return line;
 }
 
 // ===========================================================================

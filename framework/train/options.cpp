@@ -364,6 +364,9 @@ void TrainOptions::validate() const {
   if (!(clip_norm >= 0)) bad("clip_norm", "must be >= 0");
   validate_optimizer(*this);
   if (resume && run_dir.empty()) bad("resume", "needs a run directory (where the checkpoint is)");
+  if (resume_or_start && run_dir.empty()) bad("resume_or_start", "needs a run directory (where the checkpoint is)");
+  if (resume_or_start && (resume || overwrite))
+    bad("resume_or_start", "decides between --resume and --overwrite itself: give it alone");
   const std::vector<std::string> styles = choices_of("progress");
   if (std::find(styles.begin(), styles.end(), progress) == styles.end())
     bad("progress", quote_clipped(progress) + " is not auto, bar, lines or none");

@@ -114,6 +114,20 @@ RunDir::~RunDir() {
   ::close(lock_fd_);
 }
 
+std::string run_dir_holder(const fs::path& dir) {
+  const int fd = ::open((dir / ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string holder;
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);
+  } else if (errno == EWOULDBLOCK) {
+    holder = holder_of(fd);
+    if (holder.empty()) holder = "(unknown pid)";
+  }
+  ::close(fd);
+  return holder;
+}
+
 RunDirSpec train_run_dir_spec(bool resume, bool overwrite) {
   if (resume && overwrite)
     throw RunDirRefused("--resume continues the run and --overwrite replaces it: give one of them");

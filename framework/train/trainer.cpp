@@ -3,6 +3,7 @@
 #include "headlab/train/trainer.hpp"
 
 #include <csignal>
+#include <filesystem>
 
 #include "headlab/train/memory_estimate.hpp"
 
@@ -17,6 +18,14 @@ void clear_stop_request() { g_stop_requested = 0; }
 
 TrainResult train(const TrainOptions& o, std::ostream& log) {
   o.validate();
+  if (o.resume_or_start) {  // decided once, here: every task then sees a plain --resume or --overwrite
+    TrainOptions decided = o;
+    decided.resume_or_start = false;
+    std::error_code ec;
+    decided.resume = std::filesystem::exists(std::filesystem::path(o.run_dir) / "checkpoint.safetensors", ec);
+    decided.overwrite = !decided.resume;
+    return train(decided, log);
+  }
   check_training_memory(o);  // OutOfMemory with the estimate, before anything is allocated
   switch (o.task) {
     case Task::copy: return train_copy(o, log);

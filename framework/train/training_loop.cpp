@@ -173,7 +173,7 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     const std::size_t dropped = cut_metrics_to_step(run_file(o, "metrics.jsonl"), state.train.step);
     log << "resumed from " << ckpt << " at step " << state.train.step;
     if (dropped > 0) log << " (" << dropped << " metrics.jsonl lines after it dropped)";
-    log << "\n";
+    log << std::endl;  // at once, also into a log file: a requeued run says it went on
     state.best = restore_best(o, log);
   }
   if (!o.run_dir.empty()) {

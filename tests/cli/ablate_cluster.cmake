@@ -3,7 +3,7 @@
 # sweep, and collections that are refused; then the flag combinations --emit-* refuses.
 # Included from tests/CMakeLists.txt after ablate.cmake (ablate_expect, ABLATE_TRAIN).
 set(ABLATE_CLUSTER_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli_ablate_cluster)
-foreach(case slurm collect refuse)
+foreach(case slurm collect refuse restart)
   add_test(NAME cli.ablate_cluster_${case}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/ablate_cluster.sh $<TARGET_FILE:headlab_cli>
                    ${ABLATE_CLUSTER_DIR}/${case} ${case})

@@ -12,6 +12,10 @@
 #   refuse    a missing directory, the same directory twice, a run of another grid, a run with
 #             other flags and a run finished twice are refused, naming the run and the directory,
 #             and write nothing; a missing and an unfinished run are named in the summary
+#   restart   a job line run again continues its run (a requeued or preempted task) and keeps the log;
+#             re-emitting leaves a running run alone; a failed run's log keeps every attempt;
+#             a finished run of other options is refused by the sweep and not counted by --collect;
+#             --out on a directory that is not a sweep; the SLURM resource flags
 # Prints "ablate_cluster CASE: ok" at the end; any failure prints why and exits 1.
 set -u
 hl=$1
@@ -118,7 +122,7 @@ collect)
   # One run directory given as itself.
   mkdir -p "$work/single"
   cp "$work/one/sweep.json" "$work/single/"
-  expect 0 "collected 1 finished of 4 runs from 1 directory.*Missing or failed: 3 of 4" \
+  expect 1 "collected 1 finished of 4 runs from 1 directory.*Missing or failed: 3 of 4.*3 of 4 runs are not finished" \
     "$hl" ablate --out "$work/single" --collect "$work/one/runs/${runs[2]}"
   ;;
 
@@ -157,14 +161,80 @@ refuse)
   mkdir -p "$work/partial/${runs[1]}" "$work/partial/${runs[2]}"
   echo "killed" > "$work/partial/${runs[1]}/log.txt"
   echo "killed" > "$work/partial/${runs[2]}/log.txt"
-  expect 0 "note: not read: '$work/partial/heads=1,seed=2' \(started\); heads=1,seed=2 is read from '$work/a/heads=1,seed=2'.*collected 2 finished of 4 runs.*Missing or failed: 2 of 4 runs are not finished: \`heads=2,seed=1\` \(started, in '$work/partial/heads=2,seed=1'\), \`heads=2,seed=2\` \(not found in the 2 directories\)" \
+  # --collect exits 1 when runs are missing, naming each with the last line of its log.
+  expect 1 "note: not read: '$work/partial/heads=1,seed=2' \(started\); heads=1,seed=2 is read from '$work/a/heads=1,seed=2'.*collected 2 finished of 4 runs.*Missing or failed: 2 of 4 runs are not finished: \`heads=2,seed=1\` \(started, in '$work/partial/heads=2,seed=1'\), \`heads=2,seed=2\` \(not found in the 2 directories\).*2 of 4 runs are not finished \(the summary holds the others\):.*  heads=2,seed=1: started, in '$work/partial/heads=2,seed=1'; its log ends: killed.*  heads=2,seed=2: not found in the 2 directories" \
     "$hl" ablate --out "$work/to" --collect "$work/a" "$work/partial"
   grep -q '^1,2,' "$work/to/summary.csv" || fail "the cell heads=1 has not n=2"
   grep -q '^2,0,' "$work/to/summary.csv" || fail "the cell heads=2 has not n=0"
   ;;
 
+restart)
+  # Every emitted line can run again: a task stopped (SIGTERM, as SLURM preempts) and run again
+  # continues from its checkpoint, and its log keeps both attempts.
+  long=(--task copy --steps 50000 --save-every 50 --d-model 16 --ff 32 --layers 1 --eval-every 50000 --eval-sequences 50)
+  expect 0 "wrote 2 jobs" "$hl" ablate --out "$work/s" --grid heads=1,2 --emit-jobs "$work/jobs.txt" -- "${long[@]}"
+  grep -q -- "^cd $PWD && mkdir -p .* train .* --resume-or-start >> .*/log.txt 2>&1$" "$work/jobs.txt" \
+    || fail "a job line that does not cd, continue its run and append to its log: $(head -n 1 "$work/jobs.txt")"
+  line0=$(head -n 1 "$work/jobs.txt")
+  run0="$work/s/runs/heads=1,seed=1"
+  bash -c "$line0" &
+  task=$!
+  trap '[ -f "$run0/.lock" ] && kill -TERM "$(cat "$run0/.lock")" 2> /dev/null' EXIT  # also after a FAIL
+  for _ in $(seq 100); do [ -f "$run0/checkpoint.safetensors" ] && break; sleep 0.1; done
+  [ -f "$run0/checkpoint.safetensors" ] || fail "the first task saved no checkpoint"
+  # Emitting again while it runs: the run is left alone (not emitted, its directory untouched).
+  before=$(stat -c '%n %i' "$run0" "$run0/config.ini" "$run0/log.txt")  # removed or rewritten: new inodes
+  expect 0 "busy   heads=1,seed=1: process [0-9]+ holds its directory.*wrote 1 jobs" \
+    "$hl" ablate --out "$work/s" --grid heads=1,2 --emit-jobs "$work/again.txt" -- "${long[@]}"
+  [ "$(wc -l < "$work/again.txt")" -eq 1 ] && grep -q "heads=2,seed=1" "$work/again.txt" || fail "the running run was emitted"
+  [ "$(stat -c '%n %i' "$run0" "$run0/config.ini" "$run0/log.txt")" = "$before" ] \
+    || fail "emitting touched the running run's directory"
+  # Preempted, then requeued: the same line continues the run.
+  kill -TERM "$(cat "$run0/.lock")"; wait $task  # the lock holds the run's pid
+  grep -q '"interrupted": false' "$run0/summary.json" && fail "the run finished before it was stopped (make it longer)"
+  bash -c "$line0" &
+  task=$!
+  for _ in $(seq 300); do grep -q "^resumed from " "$run0/log.txt" && break; sleep 0.1; done
+  grep -q "^resumed from .* at step " "$run0/log.txt" || fail "the requeued run did not resume: $(tail -n 3 "$run0/log.txt")"
+  grep -q "interrupted after step" "$run0/log.txt" || fail "the first attempt's log is gone"
+  kill -TERM "$(cat "$run0/.lock")"; wait $task  # (it would take a while to finish)
+  # A failed run's log is kept: each attempt appends to it.
+  expect 1 "FAILED heads=1,seed=1" "$hl" ablate --out "$work/f" --grid heads=1 -- "${train[@]}" --max-memory 1K
+  expect 1 "FAILED heads=1,seed=1" "$hl" ablate --out "$work/f" --grid heads=1 -- "${train[@]}" --max-memory 1K
+  [ "$(grep -c "max-memory" "$work/f/runs/heads=1,seed=1/log.txt")" -eq 2 ] || fail "the log does not hold both failures"
+  expect 1 "1 of 1 runs are not finished.*heads=1,seed=1: started; its log ends: headlab train: this run needs about" \
+    "$hl" ablate --out "$work/f" --collect
+  # A finished run of other options in the sweep's runs/ is refused by the sweep, and not counted by --collect.
+  expect 0 "All 2 runs finished" "$hl" ablate --out "$work/o" --grid heads=1,2 -- "${train[@]}"
+  rm -rf "$work/o/runs/heads=2,seed=1"
+  "$hl" train --task copy --steps 20 --d-model 16 --ff 32 --layers 1 --eval-every 20 --eval-sequences 50 \
+    --heads 2 --seed 1 --progress none --run-dir "$work/o/runs/heads=2,seed=1" > /dev/null || fail "the 20-step run"
+  before=$(cat "$work/o/runs/heads=2,seed=1/summary.json")
+  expect 2 "1 run directory holds a run trained with other options.*heads=2,seed=1: from another sweep: .*steps=20 there, steps=30 in this sweep" \
+    "$hl" ablate --out "$work/o" --grid heads=1,2 -- "${train[@]}"
+  [ "$(cat "$work/o/runs/heads=2,seed=1/summary.json")" = "$before" ] || fail "the refused sweep changed the run"
+  expect 1 "heads=2,seed=1: from another sweep: .*steps=20 there" "$hl" ablate --out "$work/o" --collect
+  grep -q '^2,0,' "$work/o/summary.csv" || fail "the run from another sweep was counted"
+  # --out on a directory that is not a sweep but holds what a sweep writes: refused, left as it was.
+  mkdir -p "$work/mine" && echo "my numbers" > "$work/mine/summary.csv"
+  expect 2 "not a sweep directory \(no sweep.json\) but it holds summary.csv" \
+    "$hl" ablate --out "$work/mine" --grid heads=1 -- "${train[@]}"
+  [ "$(cat "$work/mine/summary.csv")" = "my numbers" ] || fail "summary.csv of a directory that is not a sweep changed"
+  # The SLURM resources go into the script; outside --emit-slurm or with a value SLURM cannot take: refused.
+  expect 0 "wrote a SLURM array" "$hl" ablate --out "$work/r" --grid heads=1,2 --emit-slurm "$work/r.sbatch" \
+    --cpus-per-task 2 --time 1:00:00 --mem 2G --partition debug --account lab -- "${train[@]}"
+  for want in "--cpus-per-task=2" "--time=1:00:00" "--mem=2G" "--partition=debug" "--account=lab"; do
+    grep -qx -- "#SBATCH $want" "$work/r.sbatch" || fail "no #SBATCH $want"
+  done
+  grep -qx 'export HEADLAB_THREADS="${SLURM_CPUS_PER_TASK:-2}"' "$work/r.sbatch" || fail "the runs do not use SLURM's cores"
+  expect 2 "go into the script of --emit-slurm" "$hl" ablate --out "$work/r2" --grid heads=1 --time 1:00:00 -- "${train[@]}"
+  expect 2 "--mem '2G --wrap=x': not a value SLURM takes" "$hl" ablate --out "$work/r2" --grid heads=1 \
+    --emit-slurm "$work/r2.sbatch" --mem "2G --wrap=x" -- "${train[@]}"
+  [ ! -e "$work/r2.sbatch" ] || fail "a refused script was written"
+  ;;
+
 *)
-  fail "unknown case (slurm, collect or refuse)"
+  fail "unknown case (slurm, collect, refuse or restart)"
   ;;
 esac
 echo "ablate_cluster $case_name: ok"

@@ -18,7 +18,7 @@ foreach(case pipeline unpinned cluster quick scipy)
                        FAIL_REGULAR_EXPRESSION "FAIL:")
 endforeach()
 
-# A real one-node SLURM (tests/cluster/slurm_local.sh, about 15 s): skipped (77) where SLURM, munge or
+# A real one-node SLURM (tests/cluster/slurm_local.sh, about 30 s): skipped (77) where SLURM, munge or
 # GNU parallel is not installed or the suite does not run as root.
 add_test(NAME cluster.slurm_local
          COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cluster/slurm_local.sh $<TARGET_FILE:headlab_cli>

@@ -65,7 +65,7 @@ pipeline)
   [ "$(grep -c 'class="seed"' "$work/runs/chart.svg")" -eq 4 ] || fail "chart.svg does not draw the 4 seeds"
   # The recipe changed since (another learning-rate factor): its finished runs are refused.
   sed -i 's/^lr-factor=.*/lr-factor=0.25/' "$work/recipe.ini"
-  expect 2 "was trained with other options than the recipe gives now \(lr-factor=0.5 there, lr-factor=0.25" \
+  expect 2 "trained with other options than this plan gives it.*runs/h1-seed1: from another sweep: lr-factor=0.5 there, lr-factor=0.25" \
     "$hl" study run "$work/recipe.ini" --runs "$work/runs"
   ;;
 unpinned)

@@ -12,7 +12,11 @@
 #   3. Checks: every array task exits 0 and the array honours its throttle and --cpus-per-task; the
 #      hostile path executed nothing; `study report` on the SLURM runs and on the parallel runs gives
 #      the local run's runs.csv (all but the seconds) and the same comparisons.csv, byte for byte.
-#   4. Stops the daemons by their pid files (never by name), also on failure.
+#   4. A long sweep's array while it runs: --emit-slurm again leaves both running runs alone (named
+#      busy, nothing written or touched); `scontrol requeue` of a task makes its line run again and the
+#      run resume from its checkpoint, the first attempt's log kept; a run failing on the cluster is
+#      named by `ablate --collect` (exit 1) with its log's last line.
+#   5. Stops the daemons by their pid files (never by name), also on failure.
 # Prints "slurm_local: ok (N s)" at the end and exits 0; 77 (a skip) where SLURM is not installed and
 # --install was not given, or not as root; 1 naming what failed. Opt-in (about a minute); its last
 # result is on docs/studies-on-a-cluster.md.
@@ -130,4 +134,48 @@ for way in slurm parallel; do
   diff <(seeded "$work/local/runs.csv") <(seeded "$odd/$way/runs.csv") || fail "$way: runs.csv differs from the local run"
   cmp "$work/local/comparisons.csv" "$odd/$way/comparisons.csv" || fail "$way: comparisons.csv differs from the local run"
 done
-echo "slurm_local: ok ($(( $(date +%s) - start )) s; 4 array tasks and 4 parallel jobs equal to the local runs)"
+echo "slurm_local: the study: 4 array tasks and 4 parallel jobs equal to the local runs"
+
+# --- 4. a sweep while its array runs: emitted again, a task requeued, a failed run collected ------
+long=(--task copy --steps 200000 --save-every 50 --d-model 16 --ff 32 --layers 1 --eval-every 200000 --eval-sequences 50)
+"$hl" ablate --out "$work/live" --grid heads=1,2 --emit-slurm "$work/live.sbatch" -- "${long[@]}" > /dev/null \
+  || fail "ablate --emit-slurm of the long sweep"
+live_job=$(cd "$work" && sbatch --parsable "$work/live.sbatch") || fail "sbatch of the long sweep"
+live_job=${live_job%%;*}
+cancel_live() { scancel "$live_job" 2> /dev/null; }
+trap 'cancel_live; stop_daemons' EXIT
+run0="$work/live/runs/heads=1,seed=1"
+run1="$work/live/runs/heads=2,seed=1"
+for _ in $(seq 120); do [ -f "$run0/checkpoint.safetensors" ] && [ -f "$run1/checkpoint.safetensors" ] && break; sleep 0.5; done
+[ -f "$run0/checkpoint.safetensors" ] && [ -f "$run1/checkpoint.safetensors" ] || fail "the long array did not start: $(squeue 2>&1)"
+# Emitted again while both tasks run: both are left alone, no script is written.
+listing=$(stat -c '%n %i' "$run0" "$run1" "$run0/config.ini" "$run1/config.ini")  # removed or rewritten: new inodes
+"$hl" ablate --out "$work/live" --grid heads=1,2 --emit-slurm "$work/again.sbatch" -- "${long[@]}" > "$work/again.log" 2>&1 \
+  || fail "ablate --emit-slurm during the array: $(cat "$work/again.log")"
+[ "$(grep -c '^busy ' "$work/again.log")" -eq 2 ] || fail "the running runs are not named busy: $(cat "$work/again.log")"
+[ ! -e "$work/again.sbatch" ] || fail "a script of running runs was written"
+[ "$(stat -c '%n %i' "$run0" "$run1" "$run0/config.ini" "$run1/config.ini")" = "$listing" ] \
+  || fail "emitting touched a running run"
+# Task 0 requeued (SLURM stops it with SIGTERM and starts its line again): the run goes on.
+scontrol requeue "${live_job}_0" || fail "scontrol requeue ${live_job}_0"
+# (SLURM holds a requeued job back for a while, BeginTime about two minutes on; not the point here:
+# once it is pending again, it may start now.)
+for _ in $(seq 240); do
+  grep -q "^resumed from " "$run0/log.txt" 2> /dev/null && break
+  [ "$(squeue -h -j "${live_job}_0" -o %t 2> /dev/null)" = PD ] && scontrol update JobId="${live_job}_0" StartTime=now 2> /dev/null
+  sleep 0.5
+done
+grep -q "^resumed from .* at step " "$run0/log.txt" || fail "the requeued task did not resume: $(tail -n 3 "$run0/log.txt"; squeue)"
+grep -q "^interrupted after step" "$run0/log.txt" || fail "the requeued task's first log is gone"
+cancel_live
+for _ in $(seq 60); do [ -z "$(squeue -h -j "$live_job" 2> /dev/null)" ] && break; sleep 0.5; done
+# A run that fails on the cluster: --collect exits 1 naming it with its log's last line.
+"$hl" ablate --out "$work/fails" --grid heads=1 --emit-slurm "$work/fails.sbatch" -- "${long[@]}" --max-memory 1K \
+  > /dev/null || fail "ablate --emit-slurm of the failing run"
+(cd "$work" && sbatch --wait "$work/fails.sbatch" > /dev/null 2>&1) && fail "the failing task succeeded"
+"$hl" ablate --out "$work/fails" --collect > "$work/fails.log" 2>&1
+status=$?
+[ "$status" -eq 1 ] || fail "--collect of a failed run exited $status, not 1"
+grep -q "heads=1,seed=1: started; its log ends: headlab train: this run needs about" "$work/fails.log" \
+  || fail "--collect does not name the failed run with its log: $(cat "$work/fails.log")"
+echo "slurm_local: ok ($(( $(date +%s) - start )) s; the study equal to the local runs; a running array left alone by a new --emit-slurm; a requeued task resumed; a failed run named by --collect)"

@@ -457,12 +457,17 @@ TEST_CASE("sweep: job commands quote their arguments for the shell") {
   TempDir dir;
   const SweepPlan plan = plan_sweep(spec_of({"heads=1,2"}, {1}, {"--train", "my data.tsv"}), dir.path);
   const std::string run_dir = plan.run_dir(plan.runs[0]).string();
-  const std::string line = job_command("/opt/headlab", plan, plan.runs[0], false);
-  CHECK(line == "mkdir -p " + run_dir + " && /opt/headlab train --train 'my data.tsv' --heads 1 --seed 1 --run-dir " +
-                    run_dir + " --progress none > " + run_dir + "/log.txt 2>&1");
-  const std::string resume = job_command("/opt/headlab", plan, plan.runs[0], true);
-  CHECK(resume.find(" --progress none --resume >> ") != std::string::npos);
+  const std::string line = job_command("/opt/headlab", plan, plan.runs[0], 0, "/home/me/my study");
+  // The same line whatever the run's state: it continues a run from its checkpoint or starts it,
+  // and appends to the log (a requeued task, a retry); it runs where the sweep was planned.
+  CHECK(line == "cd '/home/me/my study' && mkdir -p " + run_dir + " && /opt/headlab train --train 'my data.tsv' "
+                "--heads 1 --seed 1 --run-dir " + run_dir + " --progress none --resume-or-start >> " + run_dir +
+                "/log.txt 2>&1");
+  CHECK(job_command("/opt/headlab", plan, plan.runs[0], 0, "").rfind("mkdir -p ", 0) == 0);  // no cd
   // A thread count goes before the command, as `headlab --threads N train` takes it.
-  const std::string threaded = job_command("/opt/headlab", plan, plan.runs[0], false, 4);
+  const std::string threaded = job_command("/opt/headlab", plan, plan.runs[0], 4, "/w");
   CHECK(threaded.find(" && /opt/headlab --threads 4 train --train ") != std::string::npos);
+  // The sweep's own flags are refused after `--`, the new one too.
+  CHECK(value_error([&] { plan_sweep(spec_of({"heads=1,2"}, {1}, {"--resume-or-start"}), dir.path / "x"); })
+            .find("--resume-or-start") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "headlab/lab/sweep.hpp"
@@ -71,6 +72,46 @@ TEST_CASE("sweep cluster: the SLURM script is an array of one task per command, 
   CHECK(contains(value_error([&] { slurm_array_script(plan, {}, 0); }), "at least one run"));
 }
 
+TEST_CASE("sweep cluster: the SLURM script asks for the resources given and gives the runs SLURM's cores") {
+  TempDir dir;
+  const SweepPlan plan = two_by_two(dir.path / "heads");
+  SlurmScriptText extra;
+  CHECK(!contains(slurm_array_script(plan, {"true"}, 0, extra), "HEADLAB_THREADS"));
+  extra.cpus_per_task = 4;
+  extra.time = "1-02:00:00";
+  extra.mem = "4G";
+  extra.partition = "short,long";
+  extra.account = "my_group";
+  const std::string script = slurm_array_script(plan, {"true"}, 0, extra);
+  for (const char* line : {"\n#SBATCH --cpus-per-task=4\n", "\n#SBATCH --time=1-02:00:00\n", "\n#SBATCH --mem=4G\n",
+                           "\n#SBATCH --partition=short,long\n", "\n#SBATCH --account=my_group\n"})
+    CHECK(contains(script, line));
+  CHECK(script.find("#SBATCH --account") < script.find("\nif "));  // sbatch reads no further
+  // A run whose line names no --threads uses the cores of its task.
+  CHECK(contains(script, "\nexport HEADLAB_THREADS=\"${SLURM_CPUS_PER_TASK:-4}\"\ncase "));
+  // A value that could end the #SBATCH line or start another option is refused, naming the flag.
+  for (const auto& [field, value, flag] :
+       {std::tuple{&SlurmScriptText::time, "2:00 --wrap=x", "--time"}, std::tuple{&SlurmScriptText::mem, "4G\n#", "--mem"},
+        std::tuple{&SlurmScriptText::partition, "a b", "--partition"}, std::tuple{&SlurmScriptText::account, "x;y", "--account"}}) {
+    SlurmScriptText bad = extra;
+    bad.*field = value;
+    const std::string error = value_error([&] { slurm_array_script(plan, {"true"}, 0, bad); });
+    CHECK(error.rfind(std::string(flag) + " ", 0) == 0);
+    CHECK(contains(error, "not a value SLURM takes"));
+  }
+}
+
+TEST_CASE("sweep cluster: the last line of a run's log says why it stopped") {
+  TempDir dir;
+  CHECK(last_log_line(dir.path).empty());  // no log
+  write_file(dir.path / "log.txt", "step 1\nstep 2\nheadlab: error: out of memory\n\n");
+  CHECK(last_log_line(dir.path) == "headlab: error: out of memory");
+  write_file(dir.path / "log.txt", std::string(100000, 'x') + "\nprogress 10%\rprogress 20%\x1b[0m\n");
+  CHECK(last_log_line(dir.path) == "progress 20%?[0m");
+  write_file(dir.path / "log.txt", std::string(300, 'y'));
+  CHECK(last_log_line(dir.path) == std::string(200, 'y') + "...");
+}
+
 TEST_CASE("sweep cluster: a sweep path an #SBATCH line cannot hold sends the task output to the submit directory") {
   TempDir dir;
   for (const std::string name : {"my sweep", "100%", "it's"}) {
@@ -90,13 +131,13 @@ TEST_CASE("sweep cluster: a job command refuses a word with a line break or anot
     spec.grid.push_back(parse_grid_axis("heads=1,2"));
     spec.base_flags = {"--train", "data/" + bad + ".tsv"};
     const SweepPlan plan = plan_sweep(spec, dir.path / "s");
-    const std::string error = value_error([&] { job_command("/opt/headlab", plan, plan.runs[0], false); });
+    const std::string error = value_error([&] { job_command("/opt/headlab", plan, plan.runs[0], 0, "/w"); });
     CHECK(contains(error, "run heads=1,seed=1: the argument 'data/a\\x"));
     CHECK(contains(error, "holds a control character"));
   }
   TempDir other;
   const SweepPlan plan = two_by_two(other.path / "s");
-  CHECK(contains(value_error([&] { job_command("/opt/head\nlab", plan, plan.runs[0], false); }), "/opt/head\\x0Alab"));
+  CHECK(contains(value_error([&] { job_command("/opt/head\nlab", plan, plan.runs[0], 0, "/w"); }), "/opt/head\\x0Alab"));
 }
 
 TEST_CASE("sweep cluster: runs collected from folders, a sweep copy and a run directory are summarised as one sweep") {

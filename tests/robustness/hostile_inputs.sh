@@ -323,6 +323,23 @@ mkdir -p "$tmp/renamed"
 cp -r "$tmp/copy" "$tmp/renamed/heads=1,seed=1"
 check ablate_collect_run_with_other_flags 2 "from another sweep: " --keeps "$tmp/sweep" -- \
   "$hl" ablate --out "$tmp/sweep" --collect "$tmp/renamed"
+check ablate_collect_missing_runs_exits_1 1 "^  heads=1,seed=1: not started" -- \
+  "$hl" ablate --out "$tmp/sweep" --collect
+mkdir -p "$tmp/sweep/runs" && cp -r "$tmp/copy" "$tmp/sweep/runs/heads=2,seed=1"
+check ablate_run_of_other_options_in_runs_refused 2 "heads=2,seed=1: from another sweep: " --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" "${sweep_flags[@]}"
+check ablate_emit_with_run_of_other_options_refused 2 "heads=2,seed=1: from another sweep: " --keeps "$tmp/sweep" -- \
+  "$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp/other_jobs.txt" "${sweep_flags[@]}"
+mkdir -p "$tmp/not_a_sweep" && echo "mine" > "$tmp/not_a_sweep/summary.csv"
+check ablate_out_not_a_sweep_refused 2 "not a sweep directory \(no sweep.json\) but it holds summary.csv" \
+  --keeps "$tmp/not_a_sweep" -- "$hl" ablate --out "$tmp/not_a_sweep" "${sweep_flags[@]}"
+check ablate_slurm_time_injection 2 "--time '1:00 --wrap=id': not a value SLURM takes" -- \
+  "$hl" ablate --out "$tmp/sweep_t" --emit-slurm "$tmp/t.sbatch" --time "1:00 --wrap=id" "${sweep_flags[@]}"
+check ablate_slurm_account_line_break 2 "--account .*not a value SLURM takes" -- \
+  "$hl" ablate --out "$tmp/sweep_t" --emit-slurm "$tmp/t.sbatch" --account "a
+#SBATCH --x" "${sweep_flags[@]}"
+check ablate_slurm_flag_without_emit_slurm 2 "go into the script of --emit-slurm" -- \
+  "$hl" ablate --out "$tmp/sweep_t" --mem 4G "${sweep_flags[@]}"
 
 echo "== eval --data: files the pairs cannot come from, and flags that do not go together"
 tr_ckpt=$tmp/translate/checkpoint.safetensors

@@ -211,3 +211,43 @@ TEST_CASE("train: a finished run is refused without --resume or --overwrite, byt
   CHECK(read_bytes(dir.path / "notes.txt") == "mine");
   CHECK(again.to_config_ini().find("overwrite") == std::string::npos);  // not a stored option
 }
+
+TEST_CASE("run_dir_holder: names the live holder of a directory, never a dead one, and takes nothing") {
+  TempDir dir("rundir_holder");
+  CHECK(run_dir_holder(dir.path).empty());  // no lock file
+  const pid_t child = hold_in_child(dir.path);
+  CHECK(run_dir_holder(dir.path) == std::to_string(child));
+  CHECK(run_dir_holder(dir.path) == std::to_string(child));  // looking twice changes nothing
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(fs::exists(dir.path / ".lock"));  // left by the killed holder
+  CHECK(run_dir_holder(dir.path).empty());
+  RunDir after(dir.path, heads_like(ExistingRun::reuse));  // the look left the lock free
+  CHECK(run_dir_holder(dir.path) == std::to_string(::getpid()));
+}
+
+TEST_CASE("train --resume-or-start: starts a new run, continues one with a checkpoint, restarts one without") {
+  TempDir dir("rundir_resume_or_start");
+  std::ostringstream log;
+  TrainOptions first = tiny_copy_run(dir.path, 4);
+  first.resume_or_start = true;
+  CHECK(train(first, log).steps_done == 4);  // nothing there: started
+  dir.write("log.txt", "the first attempt's log\n");
+  TrainOptions more = tiny_copy_run(dir.path, 6);
+  more.resume_or_start = true;
+  CHECK(train(more, log).steps_done == 6);  // continued from step 4, like --resume
+  CHECK(log.str().find("resumed from") != std::string::npos);
+  CHECK(read_metrics(dir.path / "metrics.jsonl").size() == 6);
+  fs::remove(dir.path / "checkpoint.safetensors");  // a run killed before its first save
+  fs::remove(dir.path / "summary.json");
+  TrainOptions again = tiny_copy_run(dir.path, 3);
+  again.resume_or_start = true;
+  CHECK(train(again, log).steps_done == 3);  // started over, like --overwrite
+  CHECK(read_metrics(dir.path / "metrics.jsonl").size() == 3);
+  CHECK(read_bytes(dir.path / "log.txt") == "the first attempt's log\n");  // not a file train writes
+  TrainOptions both = tiny_copy_run(dir.path, 3);
+  both.resume_or_start = both.resume = true;
+  CHECK_THROWS_WITH_AS(train(both, log), doctest::Contains("give it alone"), ValueError);
+  CHECK(again.to_config_ini().find("resume") == std::string::npos);  // not a stored option
+}

@@ -143,6 +143,9 @@ RunState run_state(const std::filesystem::path& run_dir);
 // or not a JSON object.
 std::map<std::string, double> run_summary_numbers(const std::filesystem::path& run_dir);
 const char* to_string(RunState state);  // "not started", "started", "resumable", "finished"
+// The last line of run_dir/log.txt that is not blank (read from the file's last 64 KiB), at most
+// 200 bytes of it, control characters as '?': why a run stopped. "" when there is no log.
+std::string last_log_line(const std::filesystem::path& run_dir);
 
 // ---------------------------------------------------------------------------
 // Statistics over seeds
@@ -226,13 +229,17 @@ void write_sweep_outputs(const std::filesystem::path& out_dir, const SweepSummar
 // bash, sh or GNU parallel, which hands each line to the shell as it is.)
 std::string shell_quote(const std::string& word);
 // One line for bash, GNU parallel or a SLURM array, for one run:
-//   mkdir -p RUN_DIR && EXE [--threads N] train ARGS... > RUN_DIR/log.txt 2>&1
-// (`resume`: --resume appended and the log appended to, >>; `threads` > 0: --threads N, so that the
-// run on another machine uses the thread count of the sweep, and the same seed gives the same numbers).
-// ValueError naming the run when a word (the executable, the run directory, a flag after `--`)
-// holds a control character: a line break would split the command over two lines of the file.
-std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, bool resume,
-                        int threads = 0);
+//   cd WORKING_DIR && mkdir -p RUN_DIR && EXE [--threads N] train ARGS... --resume-or-start >> RUN_DIR/log.txt 2>&1
+// Every line can be run again as it is (a requeued or preempted task, a retry): --resume-or-start
+// continues from the run's checkpoint or starts it over, and the log is appended to, never cut.
+// `working_dir` (absolute; empty: no cd) is where the sweep was planned, so relative paths after `--`
+// (--text base.txt, --config my.ini, and the paths inside that file) mean on a node what they meant
+// there. `threads` > 0: --threads N, so that the run on another machine uses the thread count of the
+// sweep, and the same seed gives the same numbers.
+// ValueError naming the run when a word (the executable, a directory, a flag after `--`) holds a
+// control character: a line break would split the command over two lines of the file.
+std::string job_command(const std::string& executable, const SweepPlan& plan, const SweepRun& run, int threads,
+                        const std::filesystem::path& working_dir);
 
 // A bash script for `sbatch`: a SLURM job array of one task per command, task i running
 // commands[i] (the lines of job_command), chosen by $SLURM_ARRAY_TASK_ID in a case statement:
@@ -245,13 +252,18 @@ std::string job_command(const std::string& executable, const SweepPlan& plan, co
 // gives (the caller creates it; sbatch does not) when out_dir's path holds only [A-Za-z0-9_./+-]
 // (an #SBATCH line is not shell-quoted, and % starts a SLURM pattern); else a file in the
 // directory sbatch is run from. `max_running` 0 = no limit. ValueError when `commands` is empty.
-// `extra`: who wrote it and what to run after (comments), and --cpus-per-task (0 = not set: then
-// a task of a SLURM without CPU binding sees every core of its node).
+// `extra`: who wrote it and what to run after (comments), and the resources each task asks for.
+// cpus_per_task > 0: #SBATCH --cpus-per-task=N and `export HEADLAB_THREADS=$SLURM_CPUS_PER_TASK`, so a
+// run whose line names no --threads uses the cores SLURM gave it (not every core of the node).
+// time, mem, partition, account: an #SBATCH line each when not empty; ValueError naming the flag
+// (--time, ...) for a value outside the characters such values use (check_slurm_resources).
 struct SlurmScriptText {
   std::string writer;      // "headlab ablate" when empty
   std::string then;        // "headlab ablate --out DIR --collect" when empty
   int cpus_per_task = 0;
+  std::string time, mem, partition, account;
 };
+void check_slurm_resources(const SlurmScriptText& extra);
 std::string slurm_array_script(const SweepPlan& plan, const std::vector<std::string>& commands,
                                std::size_t max_running, const SlurmScriptText& extra = {});
 // out_dir/slurm, or "" when the path cannot stand in an #SBATCH line (see above).

@@ -189,6 +189,8 @@ class OptionError : public ValueError {
     "continue from RUN_DIR/checkpoint.safetensors")                                                                   \
   X(bool, overwrite, "overwrite", false, false, false, false, false, false, kAllTasks,                                       \
     "replace the run in RUN_DIR (removes only the files train writes there)")                                         \
+  X(bool, resume_or_start, "resume-or-start", false, false, false, false, false, false, kAllTasks,                           \
+    "--resume when RUN_DIR holds a checkpoint, else --overwrite (what a sweep's job lines give: a requeued job goes on)") \
   X(std::string, progress, "progress", "auto", "auto", "auto", "auto", "auto", false, kAllTasks,                              \
     "progress output: auto, bar, lines or none")                                                                      \
   X(bool, stop_on_divergence, "stop-on-divergence", false, false, false, false, false, false, kAllTasks,                   \

@@ -66,6 +66,12 @@ class RunDir {
   bool held_run_ = false;
 };
 
+// The pid in DIR/.lock when a live process holds the lock ("(unknown pid)" when it cannot be read),
+// else "" (no lock file, or one left by a process that died). A look, not a hold: the lock is tried
+// shared and released at once, so a process taking it in that instant is refused once (it names
+// this pid) and can be started again.
+std::string run_dir_holder(const std::filesystem::path& dir);
+
 // What `headlab train` writes into --run-dir, and how it treats a run already there: resume with
 // --resume, overwrite with --overwrite (both at once: RunDirRefused), refuse otherwise.
 RunDirSpec train_run_dir_spec(bool resume, bool overwrite);
