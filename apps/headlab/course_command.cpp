@@ -105,11 +105,27 @@ struct TaskResult {
   std::vector<Failure> failures;
 };
 
-// Runs one task's cases in `binary` (when it exists) and folds them into `r`.
-void run_task_cases(const std::string& binary, const course::Task& t, const SeedChoice& seed, int timeout_s,
+// How many cases of task `t` the binary holds (doctest -ltc); 1 when it does not say.
+std::size_t count_task_cases(const std::string& binary, const course::Task& t, const std::vector<std::string>& env) {
+  const Run list = run_process(binary, {"-ltc", "-tc=task " + t.id + ":*", "--no-colors"}, env, 30);
+  if (list.stopped_by_signal != 0) throw StoppedBySignal{list.stopped_by_signal};
+  static const std::regex count(R"(passing the current filters:\s*(\d+))");
+  std::smatch m;
+  if (std::regex_search(list.output, m, count) && m[1].length() < 6) return std::max<std::size_t>(1, std::stoul(m[1]));
+  return 1;
+}
+
+// Runs one task's cases in `binary` (when it exists) and folds them into `r`. The run may take
+// o.task_timeout_s seconds when given, else o.case_timeout_s for each of the task's cases.
+void run_task_cases(const std::string& binary, const course::Task& t, const SeedChoice& seed, const CourseOptions& o,
                     TaskResult& r, const std::string& which) {
   std::vector<std::string> env{"OPENBLAS_NUM_THREADS=1"};
   if (seed.set) env.push_back("HEADLAB_COURSE_SEED=" + std::to_string(seed.value));
+  const std::size_t cases = o.task_timeout_s > 0 ? 0 : count_task_cases(binary, t, env);
+  const int timeout_s = o.task_timeout_s > 0 ? o.task_timeout_s : o.case_timeout_s * static_cast<int>(cases);
+  const std::string limit = o.task_timeout_s > 0 ? "--task-timeout"
+                                                 : "--case-timeout " + std::to_string(o.case_timeout_s) + " s x " +
+                                                       std::to_string(cases) + (cases == 1 ? " case" : " cases");
   const Run run = run_process(binary, {"-tc=task " + t.id + ":*", "--no-colors"}, env, timeout_s);
   if (!run.started) throw IOError("course: cannot run " + binary);
   if (run.stopped_by_signal != 0) throw StoppedBySignal{run.stopped_by_signal};
@@ -122,8 +138,7 @@ void run_task_cases(const std::string& binary, const course::Task& t, const Seed
   std::string status;
   if (run.timed_out) {
     status = "fail";
-    r.failures.push_back({which + "task " + t.id, "stopped after " + std::to_string(timeout_s) +
-                                                      " s (--task-timeout)"});
+    r.failures.push_back({which + "task " + t.id, "stopped after " + std::to_string(timeout_s) + " s (" + limit + ")"});
   } else if (!c.summary) {
     status = "fail";
     r.failures.push_back({which + "task " + t.id, "the test binary crashed (exit " + std::to_string(run.exit_code) +
@@ -174,6 +189,12 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
               << "instructor's tree (course/grading/): cmake --build --preset release --target headlab_grading_tests\n";
     return 2;
   }
+  if (grade) {  // the report's path, checked before the tests run (not after minutes of them)
+    check_output_file(o.out, {tests, hidden}, "--out");
+    std::error_code ec;
+    if (!fs::is_directory(fs::absolute(o.out, ec).parent_path(), ec))
+      throw ValueError("--out " + o.out.substr(0, 200) + ": its directory does not exist");
+  }
   const SeedChoice seed = resolve_seed(o.seed_given, o.seed);
   const GradeProvenance provenance = grade_provenance(tests, own_tests);
   if (provenance.foreign_tests) {
@@ -191,8 +212,8 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
   for (const course::Task& t : tasks) {
     TaskResult r;
     r.task = &t;
-    run_task_cases(tests, t, seed, o.task_timeout_s, r, "");
-    if (o.instructor) run_task_cases(hidden, t, seed, o.task_timeout_s, r, "hidden: ");
+    run_task_cases(tests, t, seed, o, r, "");
+    if (o.instructor) run_task_cases(hidden, t, seed, o, r, "hidden: ");
     if (r.cases == 0 && r.status.empty()) r.status = "no tests";
     if (r.status.empty()) r.status = "pass";
     r.points = r.status == "pass" ? t.points : 0;
@@ -287,8 +308,11 @@ CLI::App* add_course_command(CLI::App& app, CourseOptions& o) {
         ->check(whole_number(0, 1000000000000ULL))
         ->each([&o](const std::string&) { o.seed_given = true; });
     sub->add_option("--tests", o.tests, "the task test binary (default: BUILD/tests/headlab_tests of this build)");
-    sub->add_option("--task-timeout", o.task_timeout_s, "seconds one task's test run may take before it is stopped "
-                                                         "(and fails)")
+    sub->add_option("--task-timeout", o.task_timeout_s, "seconds every task's test run may take before it is "
+                                                         "stopped (and fails); default: --case-timeout per case")
+        ->check(whole_number(1, 86400));
+    sub->add_option("--case-timeout", o.case_timeout_s, "seconds a task's run may take per test case it has "
+                                                         "(a task of 4 cases: 4 x this)")
         ->check(whole_number(1, 86400))
         ->capture_default_str();
   };

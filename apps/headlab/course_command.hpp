@@ -42,7 +42,10 @@ struct CourseOptions {
   std::string out = "course_grade.json";  // grade: the JSON report (replaced if it exists)
   std::string tests;               // the task tests (default: next to this build)
   std::string grading_tests;       // the hidden tests (default: next to this build)
-  int task_timeout_s = 600;        // one task's run is stopped (and fails) after this long
+  // A task's test run is stopped (and fails) after task_timeout_s seconds when given (> 0), else
+  // after case_timeout_s for each of its cases (a task of 4 cases: 4 x 60 s).
+  int task_timeout_s = 0;
+  int case_timeout_s = 60;
 };
 
 // Adds `course` with its subcommands `status` and `grade` to app; returns the `course` command.

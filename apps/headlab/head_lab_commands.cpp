@@ -361,6 +361,10 @@ int run_heads(const HeadsOptions& o) {
 
 int run_prune(const PruneOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
+  if (!o.data.empty() && m.options.task != Task::translate)
+    throw ValueError("--data is the evaluation TSV of a translate checkpoint; " + o.checkpoint.substr(0, 200) +
+                     " is a " + task_name(m.options.task) + " model, scored on its own held-out sequences "
+                     "(--sequences)");
   const std::size_t sequences = o.sequences ? o.sequences : (m.options.task == Task::translate ? 0 : 512);
   HeadLabTask task(m, sequences, o.data);
   const RunDir out(output_path(o.out, o.checkpoint, "prune"), output_spec("prune", kPruneFiles, o.overwrite));

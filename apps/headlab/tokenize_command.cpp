@@ -4,7 +4,8 @@
 //   headlab tokenize --merges RUN/bpe.source.txt --file sentences.txt
 // Each sentence (the arguments, or each line of --file) becomes one line: its tokens separated by
 // single spaces (subword pieces end in "@@" when the word goes on), or with --ids their ids in the
-// checkpoint's vocabulary. A line that is not UTF-8: a message naming it, exit status 1.
+// checkpoint's vocabulary. A line that is not UTF-8: a message naming it, exit status 1; flags that
+// do not go together (neither or both of --checkpoint and --merges, ...): exit status 2.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -49,16 +50,23 @@ std::string joined(const std::vector<T>& items) {
 }  // namespace
 
 int run_tokenize(const TokenizeOptions& o) {
+  // Flags that do not go together: a usage error (exit 2), before any file is read.
+  const char* usage = nullptr;
+  if (o.checkpoint.empty() == o.merges.empty())
+    usage = "give --checkpoint (a translation model) or --merges (a bpe.*.txt file), one of them";
+  else if (o.ids && o.checkpoint.empty())
+    usage = "--ids needs --checkpoint (the ids are its vocabulary's)";
+  else if (o.side != "source" && o.side != "target")
+    usage = "--side must be source or target";
+  else if (!o.file.empty() && !o.sentences.empty())
+    usage = "give sentences or --file, not both";
+  if (usage) {
+    std::cerr << "headlab tokenize: " << usage << "\n";
+    return 2;
+  }
   try {
-    if (o.checkpoint.empty() == o.merges.empty())
-      throw ValueError("give --checkpoint (a translation model) or --merges (a bpe.*.txt file), one of them");
-    if (o.ids && o.checkpoint.empty()) throw ValueError("--ids needs --checkpoint (the ids are its vocabulary's)");
-    if (o.side != "source" && o.side != "target") throw ValueError("--side must be source or target");
     std::vector<std::string> sentences = o.sentences;
-    if (!o.file.empty()) {
-      if (!sentences.empty()) throw ValueError("give sentences or --file, not both");
-      sentences = lines_of(read_text_file(o.file, "tokenize"));
-    }
+    if (!o.file.empty()) sentences = lines_of(read_text_file(o.file, "tokenize"));
     Vocabulary vocab;
     BytePairEncoding merges;
     if (!o.checkpoint.empty()) {

@@ -66,7 +66,9 @@ json "$work/notag.json" 'r["ran"]["note"]' | grep -q "no \`handout\` tag" || fai
 # 4. One runner, three behaviours by task: 0.1 prints 40 MB and then fails; 0.2 hangs; the rest pass.
 cat > "$fake" <<SH
 #!/bin/sh
+touch "$work/ran"
 case "\$1" in
+  -ltc) echo "[doctest] unskipped test cases passing the current filters: 2" ;;
   "-tc=task 0.1:*") head -c 40000000 /dev/zero | tr '\\0' x; echo
                     echo "TEST CASE:  task 0.1: the last words"; echo "ERROR: boom"
                     echo "[doctest] test cases: 1 | 0 passed | 1 failed | 0 skipped"; exit 1 ;;
@@ -84,6 +86,15 @@ json "$work/bounded.json" '[t for t in r["tasks"] if t["task"] == "0.2"][0]["fai
   grep -q "stopped after 2 s" || fail "the hanging task is not reported as stopped after 2 s"
 [ "$(json "$work/bounded.json" '[t for t in r["tasks"] if t["task"] == "0.1"][0]["failures"][0]["case"]')" = \
   "task 0.1: the last words" ] || fail "the failure at the end of 40 MB of output was not read"
+# Without --task-timeout a task may take --case-timeout seconds per case it has (the fake lists 2).
+expect 0 "" "$hl" course grade --tests "$fake" --case-timeout 1 --out "$work/scaled.json"
+json "$work/scaled.json" '[t for t in r["tasks"] if t["task"] == "0.2"][0]["failures"][0]["message"]' |
+  grep -q "stopped after 2 s (--case-timeout 1 s x 2 cases)" || fail "the time limit does not scale with the cases"
+# An --out that cannot be written is refused before any test runs.
+rm -f "$work/ran"
+expect 2 "--out: '.*' exists and is a directory" "$hl" course grade --tests "$fake" --out "$work"
+expect 2 "--out .*: its directory does not exist" "$hl" course grade --tests "$fake" --out "$work/no/such.json"
+[ ! -e "$work/ran" ] || fail "the tests ran before --out was refused"
 # SIGTERM while a test runs: forwarded to the test's process group, grading stops, no report.
 rm -f "$work/hang.pid" "$work/term.json"
 "$hl" course grade --tests "$fake" --out "$work/term.json" > "$work/term.log" 2>&1 &

@@ -23,7 +23,7 @@ add_test(NAME cli.tokenize_refuses_both_sources
          COMMAND sh -c "\"$0\" tokenize --checkpoint \"$1/best.safetensors\" --merges \"$1/bpe.source.txt\" x; echo \"exit status $?\""
                  $<TARGET_FILE:headlab_cli> ${BPE_RUN})
 set_tests_properties(cli.tokenize_refuses_both_sources PROPERTIES
-                     PASS_REGULAR_EXPRESSION "give --checkpoint \\(a translation model\\) or --merges.*exit status 1"
+                     PASS_REGULAR_EXPRESSION "give --checkpoint \\(a translation model\\) or --merges.*exit status 2"
                      FIXTURES_REQUIRED bpe_translate)
 add_test(NAME cli.tokenize_names_a_bad_merges_line
          COMMAND sh -c "printf '#headlab-bpe-merges 1\\na b\\nc\\n' > \"$1/bad_merges.txt\"; \"$0\" tokenize --merges \"$1/bad_merges.txt\" x; echo \"exit status $?\""

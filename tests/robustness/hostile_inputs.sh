@@ -340,6 +340,11 @@ check ablate_slurm_account_line_break 2 "--account .*not a value SLURM takes" --
 #SBATCH --x" "${sweep_flags[@]}"
 check ablate_slurm_flag_without_emit_slurm 2 "go into the script of --emit-slurm" -- \
   "$hl" ablate --out "$tmp/sweep_t" --mem 4G "${sweep_flags[@]}"
+check prune_data_on_a_copy_checkpoint 2 "--data is the evaluation TSV of a translate checkpoint" -- \
+  "$hl" prune --checkpoint "$tmp/copy/checkpoint.safetensors" --data "$tmp/no_such.tsv" --out "$tmp/prune_data"
+check tokenize_without_a_source_exits_2 2 "give --checkpoint \(a translation model\) or --merges" -- "$hl" tokenize x
+check course_grade_out_directory_before_tests 2 "--out: '.*' exists and is a directory" -- \
+  "$hl" course grade --tests /bin/false --out "$tmp"
 
 echo "== eval --data: files the pairs cannot come from, and flags that do not go together"
 tr_ckpt=$tmp/translate/checkpoint.safetensors
