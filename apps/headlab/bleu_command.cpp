@@ -31,9 +31,11 @@ namespace {
 using Corpus = std::vector<std::vector<std::string>>;
 
 // The lines of a regular text file (a FIFO or device is refused before reading; a byte-order mark
-// and each line's trailing \r are dropped; a final line without '\n' counts).
+// and each line's trailing \r are dropped; a final line without '\n' counts). At most 256 MiB, and
+// 1 MiB a line (a sentence): a larger file or line is refused before it is split or tokenized.
 std::vector<std::string> read_lines(const std::string& path, const char* flag) {
-  const std::string text = read_text_file(path, flag);
+  const std::string text = read_text_file(path, flag, kMaxTextFileBytes);
+  check_line_lengths(text, path, flag, kMaxTextLineBytes);
   std::vector<std::string> lines;
   for (std::size_t start = 0; start < text.size();) {
     std::size_t end = text.find('\n', start);

@@ -17,6 +17,7 @@
 #include "headlab/data/input_file.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/checkpoint.hpp"
+#include "headlab/train/translate_task.hpp"
 
 namespace headlab::cli {
 
@@ -66,18 +67,26 @@ int run_tokenize(const TokenizeOptions& o) {
   }
   try {
     std::vector<std::string> sentences = o.sentences;
-    if (!o.file.empty()) sentences = lines_of(read_text_file(o.file, "tokenize"));
+    if (!o.file.empty()) {
+      const std::string text = read_text_file(o.file, "--file", kMaxTextFileBytes);
+      check_line_lengths(text, o.file, "--file", kMaxTextLineBytes);
+      sentences = lines_of(text);
+    }
     Vocabulary vocab;
     BytePairEncoding merges;
+    std::size_t max_len = 0;  // with --checkpoint: what the model takes, sentences longer are refused
     if (!o.checkpoint.empty()) {
       const LoadedModel m = load_trained_model(o.checkpoint);
       if (m.options.task != Task::translate)
         throw ValueError("--checkpoint " + o.checkpoint + " is a " + task_name(m.options.task) +
                          " model; tokenize reads translation models");
       vocab = o.side == "source" ? m.src_vocab : m.tgt_vocab;
+      max_len = m.options.max_len;
     } else {
+      const std::string text = read_text_file(o.merges, "--merges", kMaxMergesFileBytes);
+      check_line_lengths(text, o.merges, "--merges", kMaxMergesLineBytes);
       try {
-        merges = BytePairEncoding::from_text(read_text_file(o.merges, "tokenize"));
+        merges = BytePairEncoding::from_text(text);
       } catch (const FormatError& e) {
         throw FormatError("--merges " + quote_clipped(o.merges) + ": " + e.what());
       }
@@ -89,6 +98,10 @@ int run_tokenize(const TokenizeOptions& o) {
       } catch (const ValueError& e) {
         throw ValueError((o.file.empty() ? "sentence " : o.file + ":") + std::to_string(i + 1) + ": " + e.what());
       }
+      // A sentence the model cannot take, whatever its pieces: refused before a long word is encoded.
+      if (max_len > 0)
+        if (const std::string why = cannot_fit(vocab, words, o.side == "source" ? 1 : 2, max_len); !why.empty())
+          throw ValueError((o.file.empty() ? "sentence " : o.file + ":") + std::to_string(i + 1) + " has " + why);
       if (o.ids) std::cout << joined(vocab.encode(words)) << "\n";
       else std::cout << joined(o.checkpoint.empty() ? merges.encode(words) : vocab.pieces(words)) << "\n";
     }

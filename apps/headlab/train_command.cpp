@@ -169,6 +169,13 @@ int run_translate(const TranslateOptions& options) {
     }
     lines.push_back(line);
   }
+  // A line too long for the model whatever its pieces: refused before any word is encoded.
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (const std::string why = cannot_fit(m.src_vocab, tokenize(lines[i]), 1, m.model->config().max_len);
+        !why.empty()) {
+      std::cerr << "headlab translate: stdin line " << i + 1 << " has " << why << "\n";
+      return 1;
+    }
   // Words the model never saw: said out loud (they become <unk>), or refused with --strict.
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::vector<std::string> unknown;

@@ -180,7 +180,10 @@ BytePairEncoding BytePairEncoding::learn(const std::map<std::string, std::size_t
 // ===========================================================================
 
 BytePairEncoding::BytePairEncoding(std::vector<BpeMerge> merges) : merges_(std::move(merges)) {
-  for (std::size_t r = 0; r < merges_.size(); ++r) rank_.emplace(pair_key(merges_[r].left, merges_[r].right), r);
+  for (std::size_t r = 0; r < merges_.size(); ++r) {
+    rank_.emplace(pair_key(merges_[r].left, merges_[r].right), r);
+    longest_symbol_ = std::max(longest_symbol_, merges_[r].left.size() + merges_[r].right.size());
+  }
 }
 
 std::size_t BytePairEncoding::rank_of(const std::string& left, const std::string& right) const {

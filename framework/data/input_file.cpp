@@ -91,10 +91,42 @@ std::string read_regular_file(const std::string& path, const char* who) {
   return file.read_rest();
 }
 
-std::string read_text_file(const std::string& path, const char* who) {
-  std::string text = read_regular_file(path, who);
+namespace {
+// "256 MiB" for a power-of-two multiple of MiB, "4096 bytes" otherwise.
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+std::string shown_path(const std::string& path) { return "'" + (path.size() > 200 ? path.substr(0, 200) + "..." : path) + "'"; }
+}  // namespace
+
+std::string read_text_file(const std::string& path, const char* who, std::uint64_t max_bytes) {
+  InputFile file(path, who);
+  const auto too_big = [&](std::uint64_t bytes) {
+    return FormatError(std::string(who) + ": " + shown_path(path) + ": more than " + size_text(max_bytes) + " (" +
+                       std::to_string(bytes) + " bytes), the most headlab reads as a text file here");
+  };
+  if (file.size() > max_bytes) throw too_big(file.size());
+  std::string text = file.read(max_bytes + 1);  // (a file that grew since its size was read)
+  if (text.size() > max_bytes) throw too_big(text.size());
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
   return text;
+}
+
+void check_line_lengths(const std::string& text, const std::string& path, const char* who,
+                        std::size_t max_line_bytes) {
+  std::size_t start = 0;
+  for (std::size_t line = 1; start < text.size(); ++line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::size_t length = end - start;
+    if (length > 0 && text[end - 1] == '\r') --length;
+    if (length > max_line_bytes)
+      throw FormatError(std::string(who) + ": " + shown_path(path) + ":" + std::to_string(line) + ": a line of " +
+                        std::to_string(length) + " bytes, more than the " + size_text(max_line_bytes) +
+                        " headlab reads as one line here");
+    start = end + 1;
+  }
 }
 
 }  // namespace headlab

@@ -8,6 +8,7 @@
 #include "headlab/data/safetensors.hpp"
 
 #include "headlab/data/input_file.hpp"
+#include "headlab/core/user_input.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -43,7 +44,8 @@ struct BadFile : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+// Quoted for a message, at most 200 bytes of it (a token or name from a file may be megabytes).
+std::string in_quotes(const std::string& s) { return quote_clipped(s); }
 
 std::string offsets_str(std::uint64_t begin, std::uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";

@@ -18,7 +18,8 @@ namespace {
 
 const char* const kSpecialTokens[Vocabulary::num_specials] = {"<pad>", "<s>", "</s>", "<unk>"};
 
-std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+// Quoted for a message, at most 200 bytes of it (a token or name from a file may be megabytes).
+std::string in_quotes(const std::string& s) { return quote_clipped(s); }
 
 unsigned char byte_at(std::string_view s, std::size_t i) { return static_cast<unsigned char>(s[i]); }
 
@@ -294,6 +295,13 @@ std::vector<std::string> Vocabulary::pieces(const std::vector<std::string>& word
 std::int64_t Vocabulary::id(const std::string& token) const {
   const auto it = ids_.find(token);
   return it == ids_.end() ? unk : it->second;
+}
+
+std::size_t Vocabulary::min_tokens(const std::vector<std::string>& words) const {
+  if (!has_subwords_) return words.size();
+  std::size_t count = 0;
+  for (const std::string& word : words) count += std::max<std::size_t>(1, bpe_.min_pieces(word.size()));
+  return count;
 }
 
 bool Vocabulary::covers(const std::string& word) const {

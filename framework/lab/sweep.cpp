@@ -270,7 +270,7 @@ SweepPlan read_sweep_json(const fs::path& out_dir) {
       plan.runs.push_back(std::move(run));
     }
   } catch (const json::exception& e) {
-    throw bad(e.what());
+    throw bad(json_error_text(e.what()));
   }
   return plan;
 }

@@ -108,8 +108,8 @@ void MetricsWriter::write_json(std::string_view object_text) {
   ojson j;
   try {
     j = ojson::parse(object_text.begin(), object_text.end(), json_depth_limit<ojson>("MetricsWriter::write_json: "));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ValueError(std::string("MetricsWriter::write_json: not valid JSON (") + e.what() + ")");
+  } catch (const nlohmann::json::exception& e) {
+    throw ValueError("MetricsWriter::write_json: not valid JSON (" + json_error_text(e.what()) + ")");
   }
   if (!j.is_object()) throw ValueError("MetricsWriter::write_json: expected a JSON object, got a " +
                                        std::string(j.type_name()));
@@ -128,7 +128,9 @@ MetricRow metric_row_from_json_line(const std::string& line, const std::string& 
     const std::size_t column = detail.find("column ");
     const std::size_t colon = column == std::string::npos ? column : detail.find(": ", column);
     if (colon != std::string::npos) detail = detail.substr(column, colon - column) + ": " + detail.substr(colon + 2);
-    throw FormatError(where + "not valid JSON at " + detail);
+    throw FormatError(where + "not valid JSON at " + json_error_text(detail));
+  } catch (const nlohmann::json::exception& e) {  // a number too large for a double, ...
+    throw FormatError(where + "not valid JSON: " + json_error_text(e.what()));
   }
   if (!j.is_object()) throw FormatError(where + "expected a JSON object, got a " + std::string(j.type_name()));
 

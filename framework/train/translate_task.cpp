@@ -207,11 +207,24 @@ EncodedPair encode_pair(const Vocabulary& sv, const Vocabulary& tv, const Parall
   return e;
 }
 
+std::string cannot_fit(const Vocabulary& vocab, const std::vector<std::string>& words, std::size_t specials,
+                       std::size_t max_len) {
+  const std::size_t least = vocab.min_tokens(words) + specials;
+  if (least <= max_len) return "";
+  return "at least " + std::to_string(least) + " ids with " + (specials == 1 ? "</s>" : "<s> and </s>") +
+         " (by the length of its words alone); the model allows at most " + std::to_string(max_len);
+}
+
 std::vector<EncodedPair> encode_evaluation_pairs(const Vocabulary& sv, const Vocabulary& tv,
                                                  const std::vector<ParallelPair>& pairs, std::size_t max_len,
                                                  const std::string& file) {
   std::vector<EncodedPair> out;
   for (const auto& p : pairs) {
+    for (const auto& [side, why] : {std::pair{"source", cannot_fit(sv, tokenize(p.source), 1, max_len)},
+                                    std::pair{"target", cannot_fit(tv, tokenize(p.target), 2, max_len)}})
+      if (!why.empty())
+        throw ValueError("translate: " + file + ":" + std::to_string(p.line) + ": the pair is longer than --max-len " +
+                         std::to_string(max_len) + " (" + side + ": " + why + ")");
     EncodedPair e = encode_pair(sv, tv, p);
     if (!fits(e, max_len))
       throw ValueError("translate: " + file + ":" + std::to_string(p.line) + ": the pair is longer than --max-len " +
@@ -265,6 +278,8 @@ std::vector<std::vector<std::string>> translate_sentences(Transformer<float>& mo
   for (std::size_t i = 0; i < sentences.size(); ++i) {
     const std::vector<std::string> tokens = tokenize(sentences[i]);
     if (!tokens.empty()) order.push_back(i);
+    if (const std::string why = cannot_fit(src_vocab, tokens, 1, max_len); !why.empty())
+      throw ValueError("translate: sentence " + std::to_string(i + 1) + " has " + why);
     std::vector<std::int64_t> ids = src_vocab.encode(tokens);
     ids.push_back(Vocabulary::eos);
     if (ids.size() > max_len)

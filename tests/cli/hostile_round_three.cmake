@@ -75,10 +75,10 @@ add_test(NAME cli.tokenize_ignores_byte_order_marks
          COMMAND sh -c "printf '\\357\\273\\277#headlab-bpe-merges 1\\na b\\n' > \"$1/bom_merges.txt\" && printf '\\357\\273\\277ab abc\\n' > \"$1/bom_text.txt\" && \"$0\" tokenize --merges \"$1/bom_merges.txt\" --file \"$1/bom_text.txt\""
                  ${HL} ${OUT_DIR})
 set_tests_properties(cli.tokenize_ignores_byte_order_marks PROPERTIES PASS_REGULAR_EXPRESSION "^a@@ b ab@@ c\n$")
-# A merges file: a repeated 1 MB merge gives a short message naming the file and line (before: the
+# A merges file: a repeated 4000-byte merge gives a short message naming the file and line (before: the
 # whole merge, twice, and no file name); CRLF line ends are read (before: "expected the header").
 add_test(NAME cli.tokenize_long_repeated_merge_clipped
-         COMMAND sh -c "python3 -c 'import sys; w = \"x\" * 1000000; open(sys.argv[1], \"w\").write(\"#headlab-bpe-merges 1\\n\" + w + \" y\\n\" + w + \" y\\n\")' \"$1/long_merges.txt\" && \"$0\" tokenize --merges \"$1/long_merges.txt\" ab 2> \"$1/long_merges.err\"; echo \"exit status $? bytes $(wc -c < \"$1/long_merges.err\")\"; head -c 400 \"$1/long_merges.err\""
+         COMMAND sh -c "python3 -c 'import sys; w = \"x\" * 4000; open(sys.argv[1], \"w\").write(\"#headlab-bpe-merges 1\\n\" + w + \" y\\n\" + w + \" y\\n\")' \"$1/long_merges.txt\" && \"$0\" tokenize --merges \"$1/long_merges.txt\" ab 2> \"$1/long_merges.err\"; echo \"exit status $? bytes $(wc -c < \"$1/long_merges.err\")\"; head -c 400 \"$1/long_merges.err\""
                  ${HL} ${OUT_DIR})
 set_tests_properties(cli.tokenize_long_repeated_merge_clipped PROPERTIES
                      PASS_REGULAR_EXPRESSION "exit status 1 bytes [1-4][0-9][0-9]\nheadlab tokenize: --merges '[^']*long_merges.txt': BytePairEncoding::from_text: line 3: the merge 'xxx")

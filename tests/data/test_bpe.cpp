@@ -172,6 +172,8 @@ TEST_CASE("bpe: round trips and no unknown piece on the whole de-en corpus") {
 // every distinct word of every split of the whole de-en corpus, with its learned merges, and merges
 // in shuffled orders (a merges file need not be in learning order: a merge may use a symbol that a
 // later merge makes), on words of repeated letters where occurrences overlap.
+// Also: min_pieces, the lower bound by which a line too long for a model is refused unencoded, is
+// never above the pieces a word encodes into.
 TEST_CASE("bpe: the fast encoder equals the reference on the corpus and on shuffled merges") {
   const std::vector<ParallelPair> train = read_parallel_tsv(kCorpus + "train.tsv");
   for (const bool source : {true, false}) {
@@ -184,10 +186,15 @@ TEST_CASE("bpe: the fast encoder equals the reference on the corpus and on shuff
     for (const std::string split : {"train.tsv", "valid.tsv", "test.tsv"})
       for (const auto& sentence : words_of_side(read_parallel_tsv(kCorpus + split), source))
         words.insert(sentence.begin(), sentence.end());
-    std::size_t differ = 0;
-    for (const std::string& w : words) differ += bpe.encode_word(w) != bpe.encode_word_reference(w);
+    std::size_t differ = 0, bound_broken = 0;
+    for (const std::string& w : words) {
+      const std::vector<std::string> pieces = bpe.encode_word(w);
+      differ += pieces != bpe.encode_word_reference(w);
+      bound_broken += bpe.min_pieces(w.size()) > pieces.size();  // the bound a too-long line is refused by
+    }
     CHECK(words.size() > 1000);
     CHECK(differ == 0);
+    CHECK(bound_broken == 0);
   }
   Generator gen(7);
   const std::vector<std::string> letters = {"a", "b", "c"};
@@ -208,6 +215,7 @@ TEST_CASE("bpe: the fast encoder equals the reference on the corpus and on shuff
       for (std::uint64_t i = 0, n = 1 + gen.below(14); i < n; ++i) word += letters[gen.below(3)];
       CAPTURE(word);
       CHECK(bpe.encode_word(word) == bpe.encode_word_reference(word));
+      CHECK(bpe.min_pieces(word.size()) <= bpe.encode_word(word).size());
     }
   }
 }

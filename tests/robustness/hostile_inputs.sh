@@ -469,6 +469,36 @@ check explore_nested_metrics 1 "JSON nested deeper than 32 levels" -- "$hl" expl
 rm -rf "$tmp/subnormal" && cp -r "$tmp/copy" "$tmp/subnormal"
 sed -i 's/"loss":[^,]*/"loss":5e-324/' "$tmp/subnormal/metrics.jsonl"
 check curves_log_y_subnormal_loss 0 "wrote" -- "$hl" curves --run-dir "$tmp/subnormal" --log-y --out "$tmp/subnormal.svg"
+# Sizes bounded before the work, messages bounded (check: no line over 400 bytes), at 600 MB of
+# address space: a 10 MB word is refused before it is encoded (before: 5 s and 1.8 GB), a 100 MB line
+# before it is split (before: 3.4 GB), a 1 GB merges file from its size (before: 5 GB).
+small_memory=(sh -c 'ulimit -v 600000; exec "$@"' sh)
+python3 -c 'import sys; open(sys.argv[1], "w").write("ein " + "a" * 10000000 + "\n")' "$tmp/outputs/word_10mb.txt"
+check translate_10mb_word_refused_before_encoding 1 "stdin line 1 has at least [0-9]+ ids with </s>" -- \
+  sh -c 'ulimit -v 600000; exec "$0" translate --checkpoint "$1" < "$2"' "$hl" "$tr_ckpt" "$tmp/outputs/word_10mb.txt"
+check tokenize_10mb_word_refused 1 "a line of 10000004 bytes, more than the 1 MiB" -- \
+  "${small_memory[@]}" "$hl" tokenize --checkpoint "$tr_ckpt" --file "$tmp/outputs/word_10mb.txt"
+head -c 100000000 /dev/zero | tr '\0' x > "$tmp/outputs/line_100mb.txt"
+check bleu_100mb_line_refused 1 "--ref: .*:1: a line of 100000000 bytes, more than the 1 MiB" -- \
+  "${small_memory[@]}" "$hl" bleu --ref "$tmp/outputs/line_100mb.txt" --hyp "$tmp/outputs/plain.txt"
+rm -f "$tmp/outputs/line_100mb.txt"
+truncate -s 1G "$tmp/outputs/merges_1gb.txt"
+check tokenize_merges_1gb_refused_by_size 1 "--merges: .*more than 64 MiB \(1073741824 bytes\)" -- \
+  "${small_memory[@]}" "$hl" tokenize --merges "$tmp/outputs/merges_1gb.txt" x
+rm -f "$tmp/outputs/merges_1gb.txt"
+rm -rf "$tmp/huge_number" && cp -r "$tmp/copy" "$tmp/huge_number"
+python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"loss\": " + "1" * 10000000 + "}\n")' "$tmp/huge_number/metrics.jsonl"
+check curves_10mb_number_message_bounded 1 "metrics.jsonl.: line [0-9]+: not valid JSON: number overflow parsing '1111.*\.\.\. \(" -- \
+  "$hl" curves --run-dir "$tmp/huge_number" --out "$tmp/huge_number.svg"
+token=$(head -c 60000 /dev/zero | tr '\0' w)
+craft "$tr_ckpt" "$tmp/bad/vocab_long_token.safetensors" meta src_vocab="<pad>
+<s>
+</s>
+<unk>
+$token
+$token"
+check checkpoint_60kb_duplicate_token_message_bounded 1 "vocabulary line 6: duplicate token 'www.*\.\.\.' \(60000 bytes\)" -- \
+  "$hl" translate --checkpoint "$tmp/bad/vocab_long_token.safetensors" < "$tmp/outputs/plain.txt"
 
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file

@@ -29,4 +29,18 @@ auto json_depth_limit(std::string where, int max_depth = kMaxJsonDepth) {
   };
 }
 
+// nlohmann's message of a parse or type error, for ours: without its "[json.exception.K.N] " tag and
+// at most `max_bytes` of it (a 100 MB number is quoted whole in "number overflow parsing '...'").
+inline std::string json_error_text(const std::string& what, std::size_t max_bytes = 200) {
+  std::string text = what;
+  if (text.rfind("[json.exception.", 0) == 0 && text.find("] ") != std::string::npos)
+    text = text.substr(text.find("] ") + 2);
+  if (text.size() > max_bytes) {
+    std::size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    text = text.substr(0, cut) + "... (" + std::to_string(what.size()) + " bytes)";
+  }
+  return text;
+}
+
 }  // namespace headlab

@@ -82,6 +82,12 @@ class BytePairEncoding {
   static std::vector<std::string> decode(const std::vector<std::string>& pieces);
 
   const std::vector<BpeMerge>& merges() const { return merges_; }
+  // The fewest pieces a word of `bytes` bytes can encode into: each piece is one symbol, and no
+  // symbol is longer than the longest merge result (or a 4-byte character with "</w>"), so
+  // ceil(bytes / longest). Lets a caller refuse a word too long for a model before encoding it.
+  std::size_t min_pieces(std::size_t bytes) const {
+    return bytes == 0 ? 0 : (bytes + longest_symbol_ - 1) / longest_symbol_;
+  }
   // The piece of every merge's symbol, in merge order (with alphabet_pieces: the vocabulary).
   std::vector<std::string> merged_pieces() const;
 
@@ -91,6 +97,7 @@ class BytePairEncoding {
  private:
   std::vector<BpeMerge> merges_;
   std::unordered_map<std::string, std::size_t> rank_;  // left + ' ' + right -> rank
+  std::size_t longest_symbol_ = 8;  // bytes: max(4 + 4, the longest left + right of a merge)
   // The rank of the merge (left, right), or merges_.size() when it is none.
   std::size_t rank_of(const std::string& left, const std::string& right) const;
 };

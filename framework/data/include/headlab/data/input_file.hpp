@@ -10,6 +10,7 @@
 // holds before reading the bulk of it (headlab/data/safetensors.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -42,8 +43,22 @@ class InputFile {
 // The whole of a regular file (InputFile's checks first): TSV corpora, vocabularies, configs.
 std::string read_regular_file(const std::string& path, const char* who);
 
+// Bounds of the text files a command reads whole (hypotheses and references, sentences, merges):
+// far above any real one, far below what would exhaust memory.
+constexpr std::uint64_t kMaxTextFileBytes = 256ull << 20;   // 256 MiB
+constexpr std::size_t kMaxTextLineBytes = 1u << 20;          // 1 MiB: a sentence
+constexpr std::uint64_t kMaxMergesFileBytes = 64ull << 20;  // 64 MiB: a merges file of 32k merges is ~0.5 MB
+constexpr std::size_t kMaxMergesLineBytes = 4096;            // one merge: two symbols
+
 // The same for a text file: a leading UTF-8 byte-order mark (EF BB BF, which editors on Windows
-// write) is dropped, so that it is never read as part of the first word.
-std::string read_text_file(const std::string& path, const char* who);
+// write) is dropped, so that it is never read as part of the first word. A file over `max_bytes`
+// is refused from its size before it is read (and a file growing past it while read): FormatError
+// "WHO: 'PATH': more than 256 MiB (N bytes), the most headlab reads as a text file".
+std::string read_text_file(const std::string& path, const char* who, std::uint64_t max_bytes = kMaxTextFileBytes);
+
+// FormatError "WHO: 'PATH':LINE: a line of N bytes, more than the M headlab reads as one line" for
+// the first line of `text` longer than `max_line_bytes` (without its line end).
+void check_line_lengths(const std::string& text, const std::string& path, const char* who,
+                        std::size_t max_line_bytes);
 
 }  // namespace headlab

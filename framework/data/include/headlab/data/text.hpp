@@ -111,6 +111,10 @@ class Vocabulary {
 
   // The tokens of words: the words themselves, or with subwords their pieces.
   std::vector<std::string> pieces(const std::vector<std::string>& words) const;
+  // A lower bound on encode(words).size(), without encoding: the number of words, or with subwords
+  // the fewest pieces each word's bytes can make (BytePairEncoding::min_pieces). A sentence whose
+  // bound is over a model's --max-len is refused before a long word is encoded.
+  std::size_t min_tokens(const std::vector<std::string>& words) const;
   // One id per token of pieces(words) (no <s> or </s> added); unknown tokens -> unk.
   std::vector<std::int64_t> encode(const std::vector<std::string>& words) const;
   // Words of `ids`, skipping <pad> and <s>; with stop_at_eos the first </s> ends the sentence,

@@ -30,6 +30,11 @@ TrainResult train_translation(const TrainOptions& options, std::ostream& log);
 
 // A pair as model ids: source + </s>, and <s> + target + </s>.
 EncodedPair encode_pair(const Vocabulary& src_vocab, const Vocabulary& tgt_vocab, const ParallelPair& pair);
+// "" when `words` may fit `max_len` ids with `specials` added (</s>: 1; <s> and </s>: 2), else why
+// not: "at least 1250002 ids with </s> (by the length of its words alone); the model allows at most
+// 64". Decided from Vocabulary::min_tokens, before anything is encoded: a 10 MB word is refused at once.
+std::string cannot_fit(const Vocabulary& vocab, const std::vector<std::string>& words, std::size_t specials,
+                       std::size_t max_len);
 // Evaluation pairs as model ids (encode_pair), each checked to fit the model: ValueError
 // "translate: FILE:LINE: the pair is longer than --max-len N (source S, target T ids)" otherwise.
 // `file` is the name the message gives (the trainer's --valid, eval's --data).
