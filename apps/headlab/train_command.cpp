@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "token_ids.hpp"
 #include "headlab/core/user_input.hpp"
+#include "headlab/data/input_file.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
@@ -161,7 +162,13 @@ int run_translate(const TranslateOptions& options) {
   }
   std::vector<std::string> lines;
   std::string line;
-  while (std::getline(std::cin, line)) {
+  bool too_long = false;
+  while (read_line_bounded(std::cin, line, kMaxTextLineBytes + 1, too_long)) {  // (+1: a '\r' may end it)
+    if (too_long) {
+      std::cerr << "headlab translate: stdin line " << lines.size() + 1 << " is longer than "
+                << (kMaxTextLineBytes >> 20) << " MiB, more than headlab reads as one sentence\n";
+      return 1;
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!is_valid_utf8(line)) {
       std::cerr << "headlab translate: stdin line " << lines.size() + 1 << " is not valid UTF-8\n";

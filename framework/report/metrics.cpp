@@ -16,6 +16,7 @@
 
 #include "headlab/core/errors.hpp"
 #include "headlab/core/json_depth.hpp"
+#include "headlab/core/user_input.hpp"
 
 namespace headlab {
 
@@ -155,7 +156,13 @@ std::vector<MetricRow> read_metrics(const std::filesystem::path& path) {
   if (!in) throw IOError("read_metrics: cannot open " + quoted(path) + ": " + std::strerror(errno));
   std::vector<MetricRow> rows;
   std::string line;
-  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+  bool too_long = false;
+  // headlab writes lines of a few hundred bytes; a line of a megabyte is not one of them.
+  constexpr std::size_t kMaxLineBytes = 1u << 20;
+  for (std::size_t line_no = 1; read_line_bounded(in, line, kMaxLineBytes, too_long); ++line_no) {
+    if (too_long)
+      throw FormatError("read_metrics: " + quoted(path) + ": line " + std::to_string(line_no) +
+                        ": longer than 1 MiB (headlab writes lines of a few hundred bytes)");
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines are allowed
     rows.push_back(
         metric_row_from_json_line(line, "read_metrics: " + quoted(path) + ": line " + std::to_string(line_no) + ": "));

@@ -474,8 +474,9 @@ check curves_log_y_subnormal_loss 0 "wrote" -- "$hl" curves --run-dir "$tmp/subn
 # before it is split (before: 3.4 GB), a 1 GB merges file from its size (before: 5 GB).
 small_memory=(sh -c 'ulimit -v 600000; exec "$@"' sh)
 python3 -c 'import sys; open(sys.argv[1], "w").write("ein " + "a" * 10000000 + "\n")' "$tmp/outputs/word_10mb.txt"
-check translate_10mb_word_refused_before_encoding 1 "stdin line 1 has at least [0-9]+ ids with </s>" -- \
-  sh -c 'ulimit -v 600000; exec "$0" translate --checkpoint "$1" < "$2"' "$hl" "$tr_ckpt" "$tmp/outputs/word_10mb.txt"
+python3 -c 'import sys; open(sys.argv[1], "w").write("ein " + "a" * 1000000 + "\n")' "$tmp/outputs/word_1mb.txt"
+check translate_1mb_word_refused_before_encoding 1 "stdin line 1 has at least [0-9]+ ids with </s>" -- \
+  sh -c 'ulimit -v 600000; exec "$0" translate --checkpoint "$1" < "$2"' "$hl" "$tr_ckpt" "$tmp/outputs/word_1mb.txt"
 check tokenize_10mb_word_refused 1 "a line of 10000004 bytes, more than the 1 MiB" -- \
   "${small_memory[@]}" "$hl" tokenize --checkpoint "$tr_ckpt" --file "$tmp/outputs/word_10mb.txt"
 head -c 100000000 /dev/zero | tr '\0' x > "$tmp/outputs/line_100mb.txt"
@@ -487,9 +488,16 @@ check tokenize_merges_1gb_refused_by_size 1 "--merges: .*more than 64 MiB \(1073
   "${small_memory[@]}" "$hl" tokenize --merges "$tmp/outputs/merges_1gb.txt" x
 rm -f "$tmp/outputs/merges_1gb.txt"
 rm -rf "$tmp/huge_number" && cp -r "$tmp/copy" "$tmp/huge_number"
-python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"loss\": " + "1" * 10000000 + "}\n")' "$tmp/huge_number/metrics.jsonl"
-check curves_10mb_number_message_bounded 1 "metrics.jsonl.: line [0-9]+: not valid JSON: number overflow parsing '1111.*\.\.\. \(" -- \
+cp -r "$tmp/huge_number" "$tmp/huge_line"
+python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"loss\": " + "1" * 500000 + "}\n")' "$tmp/huge_number/metrics.jsonl"
+check curves_500kb_number_message_bounded 1 "metrics.jsonl.: line [0-9]+: not valid JSON: number overflow parsing '1111.*\.\.\. \(" -- \
   "$hl" curves --run-dir "$tmp/huge_number" --out "$tmp/huge_number.svg"
+python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"loss\": " + "1" * 100000000 + "}\n")' "$tmp/huge_line/metrics.jsonl"
+check curves_100mb_line_refused 1 "metrics.jsonl.: line [0-9]+: longer than 1 MiB" -- \
+  "${small_memory[@]}" "$hl" curves --run-dir "$tmp/huge_line" --out "$tmp/huge_line.svg"
+rm -rf "$tmp/huge_line"
+check translate_stdin_10mb_line_refused 1 "stdin line 1 is longer than 1 MiB" -- \
+  sh -c 'ulimit -v 600000; head -c 10000000 /dev/zero | tr "\\0" x | "$0" translate --checkpoint "$1"' "$hl" "$tr_ckpt"
 token=$(head -c 60000 /dev/zero | tr '\0' w)
 craft "$tr_ckpt" "$tmp/bad/vocab_long_token.safetensors" meta src_vocab="<pad>
 <s>

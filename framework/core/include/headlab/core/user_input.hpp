@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <istream>
 #include <string>
 
 #include "headlab/core/errors.hpp"
@@ -45,5 +46,27 @@ double parse_real_number(const std::string& text);
 // A real within [lo, hi]: "must be a number from 0.001 to 1, got '2'".
 double parse_real_number(const std::string& text, double lo, double hi);
 bool parse_boolean(const std::string& text);
+
+// One line of `in` into `line` (without its '\n'), reading at most `max_bytes` + 1 of it: a line
+// from a hostile stream (stdin, a metrics file) never fills memory. Returns false at end of input
+// with nothing read; sets `too_long` (and stops reading that line) when the line is longer.
+inline bool read_line_bounded(std::istream& in, std::string& line, std::size_t max_bytes, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf* buffer = in.rdbuf();
+  for (;;) {
+    const int c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return !line.empty();
+    }
+    if (c == '\n') return true;
+    if (line.size() == max_bytes) {
+      too_long = true;
+      return true;
+    }
+    line.push_back(static_cast<char>(c));
+  }
+}
 
 }  // namespace headlab
