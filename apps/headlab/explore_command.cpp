@@ -1,5 +1,6 @@
 // explore_command.cpp: `headlab explore` (explore_command.hpp).
 #include "explore_command.hpp"
+#include "head_lab_commands.hpp"
 #include "cli_values.hpp"
 #include "token_ids.hpp"
 
@@ -106,6 +107,8 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
   explore->add_option("--seed", o.seed, "seed of the probe")->check(whole_number())->capture_default_str();
   explore->add_option("--dump-json", o.dump_json, "also write the page's data as JSON to this file");
   explore->add_flag("--overwrite", o.overwrite, "replace an existing --out (and --dump-json) file");
+  explore->add_option("--max-memory", o.max_memory, "refuse a probe whose memory estimate is above this: 4G, "
+                                                    "512M or bytes (default: the available memory)");
   auto* align = explore->add_option("--align-data", o.align_data,
                                     "translate: a TSV with gold links (source<TAB>target<TAB>\"0-0 1-2\"): one of its "
                                     "pairs is the input, its gold links are drawn on the cross-attention maps and "
@@ -127,6 +130,8 @@ int run_explore(const ExploreOptions& o) {
   check_output(o.dump_json, "--dump-json", o.overwrite);
   LoadedModel m = load_trained_model(o.checkpoint);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  check_probe_memory(m.options, std::max(m.options.model_config().tgt_vocab, m.tgt_vocab.size()), o.probe_sequences,
+                     probe.sequences.shape()[1], o.max_memory, "explore");
   std::vector<ParallelPair> gold;  // --align-data: the pairs scored; the shown one is gold_shown
   ParallelPair gold_shown;
   if (!o.align_data.empty()) {

@@ -29,6 +29,7 @@ struct ExploreOptions {
   std::uint64_t seed = 1;
   std::string dump_json;             // also write the page's data here (JSON)
   bool overwrite = false;            // replace an existing --out / --dump-json
+  std::string max_memory;            // refuse a probe whose estimate is above this ("" = the available memory)
   // translate: a TSV with gold links (third column). Its pair number align_pair (1-based) is the
   // input (instead of --input) with its gold links drawn on the cross-attention maps, and every
   // head's AER over its first align_count pairs is in the scores table.

@@ -22,6 +22,7 @@
 #include "headlab/lab/sweep.hpp"
 #include "headlab/report/report.hpp"
 #include "headlab/data/text.hpp"
+#include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
 
@@ -278,9 +279,24 @@ void write_survivors(LoadedModel& m, const std::vector<AttentionSite>& sites, co
 
 }  // namespace
 
+void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::size_t sequences, std::size_t length,
+                        const std::string& max_memory, const std::string& command) {
+  double limit = 0;
+  try {
+    limit = max_memory.empty() ? available_memory() : parse_memory_size(max_memory);
+  } catch (const ValueError& e) {
+    throw ValueError("--max-memory: " + std::string(e.what()));
+  }
+  check_memory(estimate_probe_memory(options, vocab, sequences, length), limit,
+               command + " --probe-sequences " + std::to_string(sequences),
+               "lower --probe-sequences" + std::string(max_memory.empty() ? "" : " (or raise --max-memory)"));
+}
+
 int run_heads(const HeadsOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  check_probe_memory(m.options, std::max(m.options.model_config().tgt_vocab, m.tgt_vocab.size()), o.probe_sequences,
+                     probe.sequences.shape()[1], o.max_memory, "heads");
   const MapInput input = attention_input(m, o, probe);  // a bad --input leaves the directory alone
   const RunDir out(output_path(o.out, o.checkpoint, "heads"), output_spec("heads", kHeadsFiles, o.overwrite));
   const fs::path& dir = out.path();

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "headlab/train/options.hpp"
+
 namespace headlab::cli {
 
 struct HeadsOptions {
@@ -14,6 +16,7 @@ struct HeadsOptions {
   std::uint64_t seed = 1;              // of the probe
   std::string input;                   // the attention maps' input: ids ("1 4 2 9") or, translate, a sentence
   bool overwrite = false;              // replace the files of an earlier `heads` in `out`
+  std::string max_memory;              // refuse a probe whose estimate is above this ("" = the available memory)
 };
 // Prints per layer and head the entropy, sink mass, previous-token and induction
 // scores (and mean gate); writes heads.csv, attention_maps.svg and heatmap_<score>.svg into
@@ -35,5 +38,12 @@ struct PruneOptions {
 // prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg
 // into `out`, with the same rules as run_heads.
 int run_prune(const PruneOptions& options);
+
+// The probe of `heads` / `explore`, `sequences` x `length` tokens, refused before it runs when its
+// memory estimate (headlab/train/memory_estimate.hpp: estimate_probe_memory) is above `max_memory`
+// (a size, "4G"; "" = the available memory): OutOfMemory "COMMAND --probe-sequences N needs about
+// ..., lower --probe-sequences (or --max-memory)". ValueError for a --max-memory that is no size.
+void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::size_t sequences, std::size_t length,
+                        const std::string& max_memory, const std::string& command);
 
 }  // namespace headlab::cli

@@ -218,6 +218,8 @@ int run_command_line(int argc, char** argv) {
   heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
                                                     "translate, a source sentence, for lm a text (default: the first probe sequence)");
   heads->add_flag("--overwrite", heads_options.overwrite, "replace the files of an earlier heads in the output directory");
+  heads->add_option("--max-memory", heads_options.max_memory, "refuse a probe whose memory estimate is above this: 4G, "
+                                                              "512M or bytes (default: the available memory)");
 
   headlab::cli::PruneOptions prune_options;
   auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
@@ -291,6 +293,9 @@ int run_command_line(int argc, char** argv) {
     if (*explore) {
       try {
         return headlab::cli::run_explore(explore_options);
+      } catch (const headlab::OutOfMemory& e) {  // a probe larger than --max-memory: a value the user gave
+        std::cerr << "headlab explore: " << e.what() << "\n";
+        return 2;
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab explore: " << e.what() << "\n";
         return 2;  // a usage error: an input the model cannot take, an output that exists
@@ -308,6 +313,9 @@ int run_command_line(int argc, char** argv) {
     if (*heads || *prune) {
       try {
         return *heads ? headlab::cli::run_heads(heads_options) : headlab::cli::run_prune(prune_options);
+      } catch (const headlab::OutOfMemory& e) {  // a probe larger than --max-memory: a value the user gave
+        std::cerr << "headlab " << (*heads ? "heads" : "prune") << ": " << e.what() << "\n";
+        return 2;
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab " << (*heads ? "heads" : "prune") << ": " << e.what() << "\n";
         return 2;  // a usage error: an input or block the model cannot take

@@ -31,6 +31,7 @@ constexpr double kLogits = 4;  // (B, T, V) tensors: logits, reshaped, log-softm
 // state out of it (1 + k) before taking them. Adam: 6.
 double checkpoint_floats_per_parameter(double k) { return 2 * (1 + k); }
 constexpr double kRuntime = 48.0 * (1 << 20);  // code, BLAS buffers, the data (measured ~30 MB)
+constexpr double kProbe_D = 8;  // (B, T, D) floats of one layer in the probe's forward without a graph
 
 // The batch one training step sees: B sequences, S source and T target tokens.
 struct BatchShape {
@@ -202,6 +203,22 @@ MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_
   e.items.push_back({"weights read from the file", kFloat * P});  // copied out, then into the model
   e.items.push_back({"evaluation buffers", kFloat * evaluation_floats(o, Vt)});
   e.items.push_back({"checkpoint file", checkpoint_bytes});
+  e.items.push_back({"runtime", kRuntime});
+  return e;
+}
+
+MemoryEstimate estimate_probe_memory(const TrainOptions& o, std::size_t vocab, std::size_t sequences,
+                                     std::size_t length) {
+  const double B = double(sequences), T = double(length), D = double(o.d_model), h = double(o.heads);
+  const double F = o.attention_only ? 0 : double(o.ff_dim), L = double(o.layers), V = double(vocab);
+  const bool decoder_only = decoder_only_task(o.task);
+  const double sites = decoder_only ? L : 3 * L;  // encoder self; decoder self and cross
+  MemoryEstimate e;
+  e.items.push_back({"attention taps of the probe", kFloat * B * sites * (h * T * T + 2 * T * D)});
+  e.items.push_back({"one attention module's work", kFloat * B * 4 * h * T * T});
+  e.items.push_back({"one layer's activations", kFloat * B * T * (kProbe_D * D + 2 * F) * (decoder_only ? 1 : 2)});
+  e.items.push_back({"logits of the probe", kFloat * 2 * B * T * V});
+  e.items.push_back({"parameters", kFloat * 2 * parameter_count(o, V, V)});
   e.items.push_back({"runtime", kRuntime});
   return e;
 }

@@ -507,6 +507,13 @@ $token
 $token"
 check checkpoint_60kb_duplicate_token_message_bounded 1 "vocabulary line 6: duplicate token 'www.*\.\.\.' \(60000 bytes\)" -- \
   "$hl" translate --checkpoint "$tmp/bad/vocab_long_token.safetensors" < "$tmp/outputs/plain.txt"
+# The head probe's memory is estimated before it runs (before: --probe-sequences 100000 took 4-8 GB).
+check heads_probe_over_max_memory 2 "heads --probe-sequences 100000 needs about [0-9.]+ GB .*lower --probe-sequences" -- \
+  "${small_memory[@]}" "$hl" heads --checkpoint "$tr_ckpt" --probe-sequences 100000 --max-memory 1G --out "$tmp/heads_big"
+check explore_probe_over_max_memory 2 "explore --probe-sequences 100000 needs about [0-9.]+ GB" -- \
+  "${small_memory[@]}" "$hl" explore --checkpoint "$tr_ckpt" --probe-sequences 100000 --max-memory 1G --out "$tmp/big.html"
+check heads_max_memory_not_a_size 2 "--max-memory: 'lots' is not a memory size" -- \
+  "$hl" heads --checkpoint "$tr_ckpt" --max-memory lots --out "$tmp/heads_lots"
 
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file

@@ -115,3 +115,28 @@ TEST_CASE("memory estimate: latent K/V (MLA) and a sliding window in a decoder-o
   const double latent_floats = double(o.layers * o.batch * (2 * o.length + 1) * (16 + 8));
   CHECK(item(e, "activations of one batch") == doctest::Approx(plain_activations + 4 * latent_floats));
 }
+
+TEST_CASE("memory estimate: the head probe grows as B (sites h T^2 + ...), 3 modules a layer with an encoder") {
+  TrainOptions lm = TrainOptions::defaults_for(Task::induction);
+  const auto bytes = [](const TrainOptions& o, std::size_t sequences, std::size_t length) {
+    return estimate_probe_memory(o, 32, sequences, length).total();
+  };
+  const double fixed = bytes(lm, 0, 33);  // the model and the runtime
+  CHECK(bytes(lm, 2000, 33) - fixed == doctest::Approx(2 * (bytes(lm, 1000, 33) - fixed)));
+  // The taps of every attention module: doubling T more than doubles the per-sequence cost.
+  CHECK(bytes(lm, 1000, 66) - fixed > 2 * (bytes(lm, 1000, 33) - fixed));
+  TrainOptions translate = TrainOptions::defaults_for(Task::translate);
+  translate.layers = lm.layers;
+  translate.d_model = lm.d_model;
+  translate.heads = lm.heads;
+  translate.ff_dim = lm.ff_dim;
+  const auto taps = [&](const TrainOptions& o) {
+    for (const MemoryItem& item : estimate_probe_memory(o, 32, 1000, 33).items)
+      if (item.what == "attention taps of the probe") return item.bytes;
+    return 0.0;
+  };
+  CHECK(taps(translate) == doctest::Approx(3 * taps(lm)));  // encoder self, decoder self and cross
+  // 100 000 sequences of 33 tokens: gigabytes, refused under a 1 GB limit before anything runs.
+  CHECK_THROWS_AS(check_memory(estimate_probe_memory(translate, 32, 100000, 33), 1e9, "heads", "lower it"),
+                  OutOfMemory);
+}

@@ -56,6 +56,14 @@ MemoryEstimate estimate_training_memory(const TrainOptions& o, std::size_t src_v
 MemoryEstimate estimate_inference_memory(const TrainOptions& o, std::size_t src_vocab, std::size_t tgt_vocab,
                                          double checkpoint_bytes);
 
+// The head probe of `heads` and `explore` (headlab/lab/heads.hpp): `sequences` sequences of `length`
+// tokens through the model at once, every attention module keeping its weights (B, h, T, T) and
+// output (B, T, D) in its taps: 4 B [sites (h T^2 + 2 T D) + one module's work (4 h T^2) + one
+// layer's activations T (kProbe_D D + 2 F) x (2 for encoder-decoder) + the logits 2 T V], sites = the
+// attention modules (layers; 3 per layer pair for encoder-decoder). Plus the model itself.
+MemoryEstimate estimate_probe_memory(const TrainOptions& o, std::size_t vocab, std::size_t sequences,
+                                     std::size_t length);
+
 // "4G", "512M", "64k", "1.5G" (powers of 1024; B or iB after the unit allowed) or a byte count.
 // ValueError naming the text otherwise.
 double parse_memory_size(const std::string& text);
