@@ -111,7 +111,7 @@ int eval_lm(const LoadedModel& m, const std::string& path, const EvalOptions& o)
       refuse_flag(o.beam_given, "--beam", path, m.options.task, "it is for translation") ||
       refuse_flag(o.length_penalty_given, "--length-penalty", path, m.options.task, "it is for translation"))
     return 2;
-  const std::string text = read_regular_file(o.data, "eval --data");
+  const std::string text = read_text_file(o.data, "eval --data", kNoSizeLimit);  // a byte-order mark dropped, as train does
   std::vector<std::int64_t> ids;
   try {
     ids = m.lm_vocab.encode(text);

@@ -16,6 +16,12 @@ add_test(NAME cli.lm_eval_data
          COMMAND $<TARGET_FILE:headlab_cli> eval --run-dir ${LM_RUN} --data ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt --json)
 set_tests_properties(cli.lm_eval_data PROPERTIES FIXTURES_REQUIRED lm_run
                      PASS_REGULAR_EXPRESSION "\"task\":\"lm\".*\"tokenizer\":\"char\",\"tokens\":97,\"unknown_tokens\":0,\"scored_tokens\":96,.*\"bits_per_char\":[0-9]")
+# The same text after a UTF-8 byte-order mark: the same 97 tokens (before: the mark was read as a character).
+add_test(NAME cli.lm_eval_data_byte_order_mark
+         COMMAND sh -c "{ printf '\\357\\273\\277'; cat \"$1\"; } > \"$1.bom\" && \"$0\" eval --run-dir \"$2\" --data \"$1.bom\" --json"
+                 $<TARGET_FILE:headlab_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt ${LM_RUN})
+set_tests_properties(cli.lm_eval_data_byte_order_mark PROPERTIES FIXTURES_REQUIRED lm_run
+                     PASS_REGULAR_EXPRESSION "\"tokens\":97,\"unknown_tokens\":0,")
 add_test(NAME cli.lm_generate_prompt
          COMMAND $<TARGET_FILE:headlab_cli> generate --checkpoint ${LM_RUN}/checkpoint.safetensors --prompt "And God said"
                  --max-new-tokens 12 --temperature 0)

@@ -338,6 +338,9 @@ check ablate_slurm_time_injection 2 "--time '1:00 --wrap=id': not a value SLURM 
 check ablate_slurm_account_line_break 2 "--account .*not a value SLURM takes" -- \
   "$hl" ablate --out "$tmp/sweep_t" --emit-slurm "$tmp/t.sbatch" --account "a
 #SBATCH --x" "${sweep_flags[@]}"
+check ablate_emit_jobs_to_a_device_before_planning 2 "--emit-jobs: '/dev/null' exists and is a device" -- \
+  "$hl" ablate --out "$tmp/sweep_dev" --emit-jobs /dev/null "${sweep_flags[@]}"
+[ ! -e "$tmp/sweep_dev" ] || { echo "  FAIL  ablate --emit-jobs /dev/null made the sweep directory"; failed+=(ablate_emit_dev_dir); }
 check ablate_slurm_flag_without_emit_slurm 2 "go into the script of --emit-slurm" -- \
   "$hl" ablate --out "$tmp/sweep_t" --mem 4G "${sweep_flags[@]}"
 check prune_data_on_a_copy_checkpoint 2 "--data is the evaluation TSV of a translate checkpoint" -- \

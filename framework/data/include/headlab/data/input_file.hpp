@@ -49,6 +49,7 @@ constexpr std::uint64_t kMaxTextFileBytes = 256ull << 20;   // 256 MiB
 constexpr std::size_t kMaxTextLineBytes = 1u << 20;          // 1 MiB: a sentence
 constexpr std::uint64_t kMaxMergesFileBytes = 64ull << 20;  // 64 MiB: a merges file of 32k merges is ~0.5 MB
 constexpr std::size_t kMaxMergesLineBytes = 4096;            // one merge: two symbols
+constexpr std::uint64_t kNoSizeLimit = ~std::uint64_t{0} - 1;  // a corpus: as large as it is
 
 // The same for a text file: a leading UTF-8 byte-order mark (EF BB BF, which editors on Windows
 // write) is dropped, so that it is never read as part of the first word. A file over `max_bytes`
