@@ -244,8 +244,9 @@ int sweep(const AblateOptions& o) {
 
   if (!o.emit_jobs.empty() || !o.emit_slurm.empty()) {
     EmitFiles files{o.emit_jobs, o.emit_slurm, o.jobs, o.slurm};
-    // Each task asks for the cores its run uses: --threads when given, else what a run uses here.
-    if (files.slurm.cpus_per_task == 0) files.slurm.cpus_per_task = o.job_threads > 0 ? o.job_threads : headlab::threads();
+    // Each task asks for the cores its run uses: --threads when given, else one (SLURM's own default;
+    // this machine's core count says nothing of a node's).
+    if (files.slurm.cpus_per_task == 0) files.slurm.cpus_per_task = o.job_threads > 0 ? o.job_threads : 1;
     emit_run_commands(exe, plan, todo, o.job_threads, files, "ablate");
     std::cout << "then: headlab ablate --out " << shell_quote(o.out_dir)
               << " --collect (or --collect D1 D2 ... with the run directories copied back from each machine)"

@@ -122,7 +122,8 @@ void run_task_cases(const std::string& binary, const course::Task& t, const Seed
   std::vector<std::string> env{"OPENBLAS_NUM_THREADS=1"};
   if (seed.set) env.push_back("HEADLAB_COURSE_SEED=" + std::to_string(seed.value));
   const std::size_t cases = o.task_timeout_s > 0 ? 0 : count_task_cases(binary, t, env);
-  const int timeout_s = o.task_timeout_s > 0 ? o.task_timeout_s : o.case_timeout_s * static_cast<int>(cases);
+  const long long scaled = static_cast<long long>(o.case_timeout_s) * static_cast<long long>(cases);
+  const int timeout_s = o.task_timeout_s > 0 ? o.task_timeout_s : static_cast<int>(std::min<long long>(scaled, 86400LL * 7));
   const std::string limit = o.task_timeout_s > 0 ? "--task-timeout"
                                                  : "--case-timeout " + std::to_string(o.case_timeout_s) + " s x " +
                                                        std::to_string(cases) + (cases == 1 ? " case" : " cases");

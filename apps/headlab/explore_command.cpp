@@ -130,7 +130,7 @@ int run_explore(const ExploreOptions& o) {
   check_output(o.dump_json, "--dump-json", o.overwrite);
   LoadedModel m = load_trained_model(o.checkpoint);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
-  check_probe_memory(m.options, std::max(m.options.model_config().tgt_vocab, m.tgt_vocab.size()), o.probe_sequences,
+  check_probe_memory(m.options, output_vocabulary(m), o.probe_sequences,
                      probe.sequences.shape()[1], o.max_memory, "explore");
   std::vector<ParallelPair> gold;  // --align-data: the pairs scored; the shown one is gold_shown
   ParallelPair gold_shown;

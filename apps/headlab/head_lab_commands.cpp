@@ -279,6 +279,10 @@ void write_survivors(LoadedModel& m, const std::vector<AttentionSite>& sites, co
 
 }  // namespace
 
+std::size_t output_vocabulary(const LoadedModel& m) {
+  return m.lm ? m.lm->config().tgt_vocab : m.model->config().tgt_vocab;
+}
+
 void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::size_t sequences, std::size_t length,
                         const std::string& max_memory, const std::string& command) {
   double limit = 0;
@@ -287,15 +291,19 @@ void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::siz
   } catch (const ValueError& e) {
     throw ValueError("--max-memory: " + std::string(e.what()));
   }
-  check_memory(estimate_probe_memory(options, vocab, sequences, length), limit,
-               command + " --probe-sequences " + std::to_string(sequences),
-               "lower --probe-sequences" + std::string(max_memory.empty() ? "" : " (or raise --max-memory)"));
+  try {
+    check_memory(estimate_probe_memory(options, vocab, sequences, length), limit,
+                 command + " --probe-sequences " + std::to_string(sequences),
+                 "lower --probe-sequences" + std::string(max_memory.empty() ? "" : " (or raise --max-memory)"));
+  } catch (const OutOfMemory& e) {  // asked of the user's values, before anything ran: a usage error (exit 2)
+    throw ValueError(e.what());
+  }
 }
 
 int run_heads(const HeadsOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
-  check_probe_memory(m.options, std::max(m.options.model_config().tgt_vocab, m.tgt_vocab.size()), o.probe_sequences,
+  check_probe_memory(m.options, output_vocabulary(m), o.probe_sequences,
                      probe.sequences.shape()[1], o.max_memory, "heads");
   const MapInput input = attention_input(m, o, probe);  // a bad --input leaves the directory alone
   const RunDir out(output_path(o.out, o.checkpoint, "heads"), output_spec("heads", kHeadsFiles, o.overwrite));

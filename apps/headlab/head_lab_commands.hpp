@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "headlab/train/checkpoint.hpp"
 #include "headlab/train/options.hpp"
 
 namespace headlab::cli {
@@ -43,6 +44,9 @@ int run_prune(const PruneOptions& options);
 // memory estimate (headlab/train/memory_estimate.hpp: estimate_probe_memory) is above `max_memory`
 // (a size, "4G"; "" = the available memory): OutOfMemory "COMMAND --probe-sequences N needs about
 // ..., lower --probe-sequences (or --max-memory)". ValueError for a --max-memory that is no size.
+// The output vocabulary of a loaded model (the logits' last dimension): copy, recall and induction from
+// their options, translate its target vocabulary, lm its characters or words.
+std::size_t output_vocabulary(const LoadedModel& m);
 void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::size_t sequences, std::size_t length,
                         const std::string& max_memory, const std::string& command);
 

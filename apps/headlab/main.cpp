@@ -293,9 +293,6 @@ int run_command_line(int argc, char** argv) {
     if (*explore) {
       try {
         return headlab::cli::run_explore(explore_options);
-      } catch (const headlab::OutOfMemory& e) {  // a probe larger than --max-memory: a value the user gave
-        std::cerr << "headlab explore: " << e.what() << "\n";
-        return 2;
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab explore: " << e.what() << "\n";
         return 2;  // a usage error: an input the model cannot take, an output that exists
@@ -313,9 +310,6 @@ int run_command_line(int argc, char** argv) {
     if (*heads || *prune) {
       try {
         return *heads ? headlab::cli::run_heads(heads_options) : headlab::cli::run_prune(prune_options);
-      } catch (const headlab::OutOfMemory& e) {  // a probe larger than --max-memory: a value the user gave
-        std::cerr << "headlab " << (*heads ? "heads" : "prune") << ": " << e.what() << "\n";
-        return 2;
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab " << (*heads ? "heads" : "prune") << ": " << e.what() << "\n";
         return 2;  // a usage error: an input or block the model cannot take

@@ -21,6 +21,9 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
   const fs::path here = fs::current_path();
   std::vector<std::string> lines;
   for (std::size_t i : todo) lines.push_back(job_command(exe, plan, plan.runs[i], threads, here));
+  // The script first: a value it refuses leaves neither file written.
+  const std::string script =
+      files.slurm_file.empty() || lines.empty() ? "" : slurm_array_script(plan, lines, files.max_running, files.slurm);
   if (!files.jobs_file.empty()) {
     std::string text;
     for (const std::string& line : lines) text += line + "\n";
@@ -34,7 +37,6 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
     std::cout << "no run to start: no SLURM array to run; " << files.slurm_file << " not written" << std::endl;
     return;
   }
-  const std::string script = slurm_array_script(plan, lines, files.max_running, files.slurm);
   const fs::path log_dir = slurm_output_dir(plan);
   if (!log_dir.empty()) fs::create_directories(log_dir);  // sbatch does not create the --output directory
   write_file_atomic(files.slurm_file, script, command + " --emit-slurm");
@@ -46,8 +48,8 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 void add_slurm_flags(CLI::App* command, SlurmScriptText& slurm) {
   command->add_option("--cpus-per-task", slurm.cpus_per_task,
                       "with --emit-slurm: cores each array task asks for, and the threads of a run whose "
-                      "line names none (default: the runs' thread count)")
-      ->check(whole_number(1, 4096));
+                      "line names none (default: --threads when given, else 1)")
+      ->check(whole_number(1, 1024));  // (HEADLAB_THREADS takes at most 1024)
   command->add_option("--time", slurm.time, "with --emit-slurm: each task's time limit, e.g. 2:00:00");
   command->add_option("--mem", slurm.mem, "with --emit-slurm: each task's memory, e.g. 4G");
   command->add_option("--partition", slurm.partition, "with --emit-slurm: the partition to run in");

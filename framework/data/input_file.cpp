@@ -107,7 +107,8 @@ std::string read_text_file(const std::string& path, const char* who, std::uint64
                        std::to_string(bytes) + " bytes), the most headlab reads as a text file here");
   };
   if (file.size() > max_bytes) throw too_big(file.size());
-  std::string text = file.read(max_bytes + 1);  // (a file that grew since its size was read)
+  // One byte more than allowed tells a file that grew since its size was read (no wrap at the top).
+  std::string text = file.read(max_bytes == ~std::uint64_t{0} ? max_bytes : max_bytes + 1);
   if (text.size() > max_bytes) throw too_big(text.size());
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
   return text;

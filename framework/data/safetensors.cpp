@@ -8,6 +8,7 @@
 #include "headlab/data/safetensors.hpp"
 
 #include "headlab/data/input_file.hpp"
+#include "headlab/core/json_depth.hpp"
 #include "headlab/core/user_input.hpp"
 
 #include <fcntl.h>
@@ -272,8 +273,8 @@ ojson parse_header_json(const char* first, const char* last) {
   };
   try {
     return ojson::parse(first, last, check);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw BadFile(std::string("header is not valid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, a number too large for a double, ...
+    throw BadFile("header is not valid JSON: " + json_error_text(e.what()));
   }
 }
 

@@ -60,12 +60,14 @@ std::string job_command(const std::string& executable, const SweepPlan& plan, co
   check_job_word(whose, dir.string());
   check_job_word(whose, working_dir.string());
   for (const std::string& a : run.train_args) check_job_word(whose, a);
-  std::string line = working_dir.empty() ? "" : "cd " + shell_quote(working_dir.string()) + " && ";
-  line += "mkdir -p " + shell_quote(dir.string()) + " && " + shell_quote(executable);
+  // mkdir first, so that a cd that fails on a node (the directory is not there) is in the run's log.
+  std::string line = "mkdir -p " + shell_quote(dir.string()) + " && { ";
+  if (!working_dir.empty()) line += "cd " + shell_quote(working_dir.string()) + " && ";
+  line += shell_quote(executable);
   if (threads > 0) line += " --threads " + std::to_string(threads);
   line += " train";
   for (const std::string& a : run.train_args) line += " " + shell_quote(a);
-  line += " --resume-or-start >> " + shell_quote((dir / "log.txt").string()) + " 2>&1";
+  line += " --resume-or-start; } >> " + shell_quote((dir / "log.txt").string()) + " 2>&1";
   return line;
 }
 

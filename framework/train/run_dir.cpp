@@ -115,8 +115,14 @@ RunDir::~RunDir() {
 }
 
 std::string run_dir_holder(const fs::path& dir) {
-  const int fd = ::open((dir / ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  // (O_NONBLOCK: a FIFO named .lock must not block the look; O_NOFOLLOW: nor a link lead elsewhere)
+  const int fd = ::open((dir / ".lock").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return "";
+  }
   std::string holder;
   if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
     ::flock(fd, LOCK_UN);

@@ -173,7 +173,7 @@ restart)
   # continues from its checkpoint, and its log keeps both attempts.
   long=(--task copy --steps 50000 --save-every 50 --d-model 16 --ff 32 --layers 1 --eval-every 50000 --eval-sequences 50)
   expect 0 "wrote 2 jobs" "$hl" ablate --out "$work/s" --grid heads=1,2 --emit-jobs "$work/jobs.txt" -- "${long[@]}"
-  grep -q -- "^cd $PWD && mkdir -p .* train .* --resume-or-start >> .*/log.txt 2>&1$" "$work/jobs.txt" \
+  grep -q -- "^mkdir -p .* && { cd $PWD && .* train .* --resume-or-start; } >> .*/log.txt 2>&1$" "$work/jobs.txt" \
     || fail "a job line that does not cd, continue its run and append to its log: $(head -n 1 "$work/jobs.txt")"
   line0=$(head -n 1 "$work/jobs.txt")
   run0="$work/s/runs/heads=1,seed=1"

@@ -8,9 +8,12 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/json_depth.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/data/input_file.hpp"
 #include "headlab/data/safetensors.hpp"
 #include "headlab/data/text.hpp"
@@ -73,4 +76,41 @@ TEST_CASE("safetensors: the file size is checked against the header before the d
   CHECK_THROWS_WITH_AS(load_safetensors(cut), doctest::Contains("beyond the data buffer"), FormatError);
   const std::string tiny = dir.write("tiny.safetensors", "abc");
   CHECK_THROWS_WITH_AS(load_safetensors(tiny), doctest::Contains("shorter than the 8-byte"), FormatError);
+}
+
+TEST_CASE("input files: text size and line caps, bounded line reads and clipped JSON messages") {
+  headlab::testing::TempDir dir;
+  const auto path = dir.path / "t.txt";
+  std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF" "abc\r\n" + std::string(10, 'x') + "\nlast";
+  CHECK(read_text_file(path.string(), "t", 100) == "abc\r\n" + std::string(10, 'x') + "\nlast");  // the mark dropped
+  CHECK_THROWS_WITH_AS(read_text_file(path.string(), "t", 10), doctest::Contains("more than 10 bytes (23 bytes)"),
+                       FormatError);
+  const std::string text = "abc\r\n" + std::string(10, 'x') + "\nlast";
+  check_line_lengths(text, "t.txt", "t", 10);  // 10 bytes is allowed; "\r" is not counted
+  CHECK_THROWS_WITH_AS(check_line_lengths(text, "t.txt", "t", 9), doctest::Contains("'t.txt':2: a line of 10 bytes"),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(check_line_lengths("ab\nabcde", "t.txt", "t", 4), doctest::Contains(":2: a line of 5"), FormatError);
+
+  std::istringstream in("one\n\n" + std::string(7, 'y') + "\nend");
+  std::string line;
+  bool too_long = true;
+  CHECK(read_line_bounded(in, line, 5, too_long));
+  CHECK((line == "one" && !too_long));
+  CHECK(read_line_bounded(in, line, 5, too_long));
+  CHECK((line.empty() && !too_long));  // an empty line is a line
+  CHECK(read_line_bounded(in, line, 5, too_long));
+  CHECK((too_long && line.size() == 5));  // read no further than the cap
+  std::istringstream last("exact\nend");
+  CHECK(read_line_bounded(last, line, 5, too_long));
+  CHECK((line == "exact" && !too_long));
+  CHECK(read_line_bounded(last, line, 5, too_long));
+  CHECK((line == "end" && !too_long));  // a final line without '\n'
+  CHECK_FALSE(read_line_bounded(last, line, 5, too_long));
+
+  CHECK(json_error_text("[json.exception.out_of_range.406] number overflow parsing '1e999'") ==
+        "number overflow parsing '1e999'");
+  const std::string long_what = "[json.exception.out_of_range.406] x " + std::string(300, '\xC3') + "\xA9";
+  const std::string clipped = json_error_text(long_what, 20);
+  CHECK(clipped.find("... (" + std::to_string(long_what.size()) + " bytes)") != std::string::npos);
+  CHECK(clipped.size() < 60);
 }

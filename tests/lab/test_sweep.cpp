@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -460,13 +461,19 @@ TEST_CASE("sweep: job commands quote their arguments for the shell") {
   const std::string line = job_command("/opt/headlab", plan, plan.runs[0], 0, "/home/me/my study");
   // The same line whatever the run's state: it continues a run from its checkpoint or starts it,
   // and appends to the log (a requeued task, a retry); it runs where the sweep was planned.
-  CHECK(line == "cd '/home/me/my study' && mkdir -p " + run_dir + " && /opt/headlab train --train 'my data.tsv' "
-                "--heads 1 --seed 1 --run-dir " + run_dir + " --progress none --resume-or-start >> " + run_dir +
+  CHECK(line == "mkdir -p " + run_dir + " && { cd '/home/me/my study' && /opt/headlab train --train 'my data.tsv' "
+                "--heads 1 --seed 1 --run-dir " + run_dir + " --progress none --resume-or-start; } >> " + run_dir +
                 "/log.txt 2>&1");
-  CHECK(job_command("/opt/headlab", plan, plan.runs[0], 0, "").rfind("mkdir -p ", 0) == 0);  // no cd
+  CHECK(job_command("/opt/headlab", plan, plan.runs[0], 0, "").find("{ /opt/headlab train ") != std::string::npos);
   // A thread count goes before the command, as `headlab --threads N train` takes it.
   const std::string threaded = job_command("/opt/headlab", plan, plan.runs[0], 4, "/w");
   CHECK(threaded.find(" && /opt/headlab --threads 4 train --train ") != std::string::npos);
+  // A cd that fails on a node goes into the run's log too: the line still runs (bash), says why there.
+  TempDir run_here;
+  const SweepPlan here = plan_sweep(spec_of({"heads=1"}), run_here.path);
+  const std::string missing = job_command("/bin/true", here, here.runs[0], 0, run_here.path / "no such dir");
+  CHECK(std::system(("bash -c " + shell_quote(missing) + " 2> /dev/null").c_str()) != 0);
+  CHECK(headlab::testing::read_text(here.run_dir(here.runs[0]) / "log.txt").find("no such dir") != std::string::npos);
   // The sweep's own flags are refused after `--`, the new one too.
   CHECK(value_error([&] { plan_sweep(spec_of({"heads=1,2"}, {1}, {"--resume-or-start"}), dir.path / "x"); })
             .find("--resume-or-start") != std::string::npos);

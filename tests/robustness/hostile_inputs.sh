@@ -480,6 +480,8 @@ python3 -c 'import sys; open(sys.argv[1], "w").write("ein " + "a" * 10000000 + "
 python3 -c 'import sys; open(sys.argv[1], "w").write("ein " + "a" * 1000000 + "\n")' "$tmp/outputs/word_1mb.txt"
 check translate_1mb_word_refused_before_encoding 1 "stdin line 1 has at least [0-9]+ ids with </s>" -- \
   sh -c 'ulimit -v 600000; exec "$0" translate --checkpoint "$1" < "$2"' "$hl" "$tr_ckpt" "$tmp/outputs/word_1mb.txt"
+check tokenize_1mb_word_refused_before_encoding 1 "word_1mb.txt:1 has at least [0-9]+ ids with </s>" -- \
+  "${small_memory[@]}" "$hl" tokenize --checkpoint "$tr_ckpt" --file "$tmp/outputs/word_1mb.txt"
 check tokenize_10mb_word_refused 1 "a line of 10000004 bytes, more than the 1 MiB" -- \
   "${small_memory[@]}" "$hl" tokenize --checkpoint "$tr_ckpt" --file "$tmp/outputs/word_10mb.txt"
 head -c 100000000 /dev/zero | tr '\0' x > "$tmp/outputs/line_100mb.txt"

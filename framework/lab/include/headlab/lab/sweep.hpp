@@ -229,7 +229,7 @@ void write_sweep_outputs(const std::filesystem::path& out_dir, const SweepSummar
 // bash, sh or GNU parallel, which hands each line to the shell as it is.)
 std::string shell_quote(const std::string& word);
 // One line for bash, GNU parallel or a SLURM array, for one run:
-//   cd WORKING_DIR && mkdir -p RUN_DIR && EXE [--threads N] train ARGS... --resume-or-start >> RUN_DIR/log.txt 2>&1
+//   mkdir -p RUN_DIR && { cd WORKING_DIR && EXE [--threads N] train ARGS... --resume-or-start; } >> RUN_DIR/log.txt 2>&1
 // Every line can be run again as it is (a requeued or preempted task, a retry): --resume-or-start
 // continues from the run's checkpoint or starts it over, and the log is appended to, never cut.
 // `working_dir` (absolute; empty: no cd) is where the sweep was planned, so relative paths after `--`
