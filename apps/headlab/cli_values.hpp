@@ -13,6 +13,7 @@
 
 #include "headlab/core/threads.hpp"
 #include "headlab/core/user_input.hpp"
+#include "window_override.hpp"
 
 namespace headlab::cli {
 
@@ -85,6 +86,18 @@ inline int thread_count_to_use(int flag_value) {
 inline std::string clipped_message(const std::string& message) {
   if (message.size() <= 400) return message;
   return message.substr(0, 240) + "... (" + std::to_string(message.size()) + " bytes)";
+}
+
+// --window W and --sinks K of a command that scores a decoder-only checkpoint (window_override.hpp).
+inline void add_window_flags(CLI::App* app, WindowOverride& o) {
+  app->add_option("--window", o.window,
+                  "score with a sliding window of W positions instead of the trained attention (decoder-only "
+                  "checkpoints: induction, lm, recall; 0 = the whole causal prefix)")
+      ->check(whole_number(0, 1000000000))
+      ->each([&o](const std::string&) { o.window_given = true; });
+  app->add_option("--sinks", o.sinks, "with a window: the first K positions every query still sees (attention sinks)")
+      ->check(whole_number(0, 1000000000))
+      ->each([&o](const std::string&) { o.sinks_given = true; });
 }
 
 }  // namespace headlab::cli

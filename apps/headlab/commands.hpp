@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "window_override.hpp"
+
 namespace headlab {
 struct TrainOptions;
 }
@@ -30,6 +32,7 @@ struct EvalOptions {
   bool json = false;        // one JSON object on stdout instead of the human lines
   // Which flags were given: a flag the checkpoint's task does not read is refused (exit 2).
   bool sequences_given = false, data_given = false, beam_given = false, length_penalty_given = false;
+  WindowOverride window;    // --window / --sinks: decoder-only checkpoints scored with another attention window
 };
 int run_eval(const EvalOptions& options);
 // `headlab decode`: greedy decoding (KV cache) of one sequence of token ids, e.g. "1 4 2 9".

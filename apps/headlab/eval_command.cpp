@@ -51,6 +51,10 @@ int report(const EvalOptions& o, const std::string& path, const LoadedModel& m, 
   }
   ojson j = {{"checkpoint", path}, {"task", task_name(m.options.task)}, {"step", m.step}};
   j.update(fields);
+  if (m.lm) {  // the attention scored: the trained one, or --window / --sinks
+    j["window"] = m.options.window;
+    j["sinks"] = m.options.sinks;
+  }
   std::cout << j.dump() << "\n";
   return 0;
 }
@@ -208,7 +212,15 @@ int run_eval(const EvalOptions& o) {
   }
   const std::string path =
       o.checkpoint.empty() ? (std::filesystem::path(o.run_dir) / "checkpoint.safetensors").string() : o.checkpoint;
-  const LoadedModel m = load_trained_model(path);
+  LoadedModel m = load_trained_model(path);
+  std::string window;
+  try {
+    window = apply_window_override(m, o.window);
+  } catch (const ValueError& e) {
+    std::cerr << "headlab eval: " << path << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (!window.empty() && !o.json) std::cout << window << "\n";
   switch (m.options.task) {  // a task added later gets its own eval_<task> here
     case Task::copy:
       return eval_copy(m, path, o);

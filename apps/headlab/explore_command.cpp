@@ -105,6 +105,7 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
                                           "at most 16)")
       ->check(whole_number(0, 1000000000))->capture_default_str();
   explore->add_option("--seed", o.seed, "seed of the probe")->check(whole_number())->capture_default_str();
+  add_window_flags(explore, o.window);
   explore->add_option("--dump-json", o.dump_json, "also write the page's data as JSON to this file");
   explore->add_flag("--overwrite", o.overwrite, "replace an existing --out (and --dump-json) file");
   explore->add_option("--max-memory", o.max_memory, "refuse a probe whose memory estimate is above this: 4G, "
@@ -129,6 +130,7 @@ int run_explore(const ExploreOptions& o) {
   check_output(o.out, "--out", o.overwrite);
   check_output(o.dump_json, "--dump-json", o.overwrite);
   LoadedModel m = load_trained_model(o.checkpoint);
+  const std::string window = apply_window_override(m, o.window);
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
   check_probe_memory(m.options, output_vocabulary(m), o.probe_sequences,
                      probe.sequences.shape()[1], o.max_memory, "explore");
@@ -157,6 +159,7 @@ int run_explore(const ExploreOptions& o) {
   data.title = fs::absolute(run_dir).lexically_normal().filename().string();
   if (data.title.empty()) data.title = fs::absolute(run_dir).lexically_normal().parent_path().filename().string();
   data.title += "/" + checkpoint.filename().string();
+  if (!window.empty()) data.title += " [" + window + "]";
   add_run_results(data, run_dir);
   const std::string json = explorer_json(data);
   if (!o.dump_json.empty()) write_file_atomic(o.dump_json, json, "explore");

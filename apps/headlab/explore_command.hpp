@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string>
 
+#include "window_override.hpp"
+
 namespace CLI {
 class App;
 }
@@ -36,6 +38,7 @@ struct ExploreOptions {
   std::string align_data;
   std::size_t align_pair = 1;
   std::size_t align_count = 200;
+  WindowOverride window;             // --window / --sinks: patterns under another attention window
 };
 
 CLI::App* add_explore_command(CLI::App& app, ExploreOptions& options);

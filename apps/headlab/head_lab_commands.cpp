@@ -302,50 +302,61 @@ void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::siz
 
 int run_heads(const HeadsOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
+  const std::string window = apply_window_override(m, o.window);  // before the probe: it reads the model's window
   const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  const QueryRange sink_queries = parse_query_range(o.sink_queries, probe.block);
   check_probe_memory(m.options, output_vocabulary(m), o.probe_sequences,
                      probe.sequences.shape()[1], o.max_memory, "heads");
   const MapInput input = attention_input(m, o, probe);  // a bad --input leaves the directory alone
+  const std::vector<HeadRoles> rows = head_roles(m, probe, sink_queries);  // an empty --sink-queries range too
   const RunDir out(output_path(o.out, o.checkpoint, "heads"), output_spec("heads", kHeadsFiles, o.overwrite));
   const fs::path& dir = out.path();
-  const std::vector<HeadRoles> rows = head_roles(m, probe);
   std::vector<AttentionSite> sites = attention_sites(m);
   const bool gated = m.options.gate != GateKind::none;
 
   std::cout << "head roles of " << o.checkpoint << " (" << task_name(m.options.task) << " task, step " << m.step << ") on "
             << o.probe_sequences << " repeated random blocks of " << probe.block << " tokens\n";
+  if (!window.empty()) std::cout << window << "\n";
   std::ostringstream csv;
-  csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output,sink_uniform\n";
+  csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output,sink_uniform,"
+         "sink_queries,max_logit,max_residual\n";
   std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
-            << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << (gated ? "   gate" : "")
-            << "   role\n";
+            << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << std::setw(9) << "logit"
+            << (gated ? "   gate" : "") << "   role\n";
   for (const auto& r : rows) {
     csv << r.site << "," << r.kind << "," << r.layer << "," << r.head << "," << fixed(r.entropy, 6) << ","
         << fixed(r.sink_mass, 6) << "," << fixed(r.previous_token, 6) << "," << fixed(r.induction, 6) << ","
-        << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "," << fixed(r.sink_uniform, 6) << "\n";
+        << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "," << fixed(r.sink_uniform, 6) << ","
+        << r.sink_queries << "," << fixed(r.max_logit, 6) << "," << fixed(r.max_residual, 6) << "\n";
     std::string role;  // the > 0.4 convention of Olsson et al.
     if (r.induction > 0.4) role += " induction";
     if (r.previous_token > 0.4) role += " previous-token";
     if (r.sink_mass > 0.4) role += " sink";
     std::cout << std::left << std::setw(34) << r.site << std::right << std::setw(5) << r.head << std::setw(9)
               << fixed(r.entropy, 2) << std::setw(7) << fixed(r.sink_mass, 2) << std::setw(7)
-              << fixed(r.previous_token, 2) << std::setw(7) << fixed(r.induction, 2)
-              << (gated ? "  " + fixed(r.gate_mean, 3) : "") << "  " << role << "\n";
+              << fixed(r.previous_token, 2) << std::setw(7) << fixed(r.induction, 2) << std::setw(9)
+              << fixed(r.max_logit, 2) << (gated ? "  " + fixed(r.gate_mean, 3) : "") << "  " << role << "\n";
   }
 
-  // The sink beside its baseline: per module the largest and the mean sink mass over the heads,
-  // and what uniform attention over the same visible keys gives on the same queries.
-  std::cout << "sink mass per module (max over heads, mean; uniform attention's baseline):\n";
+  // The sink beside its baseline: per module the largest and the mean sink mass over the heads, and
+  // what uniform attention over the same visible keys gives on the same queries; then Qiu et al.'s
+  // two statistics, the largest attention logit (its head) and the largest residual activation.
+  std::cout << "sink mass on queries " << (rows.empty() ? "" : rows[0].sink_queries)
+            << " per module (max over heads, mean; uniform attention's baseline):\n";
   for (std::size_t k = 0; k < rows.size();) {
-    std::size_t end = k, top = k;
+    std::size_t end = k, top = k, top_logit = k;
     double sum = 0;
     for (; end < rows.size() && rows[end].site == rows[k].site; ++end) {
       sum += rows[end].sink_mass;
       if (rows[end].sink_mass > rows[top].sink_mass) top = end;
+      if (rows[end].max_logit > rows[top_logit].max_logit) top_logit = end;
     }
+    const double uniform = rows[k].sink_uniform;
     std::cout << "  " << std::left << std::setw(34) << rows[k].site << std::right << " max " << fixed(rows[top].sink_mass)
-              << " (head " << rows[top].head << "), mean " << fixed(sum / double(end - k)) << "; uniform "
-              << fixed(rows[k].sink_uniform) << "\n";
+              << " (head " << rows[top].head << ", " << fixed(rows[top].sink_mass / uniform, 1) << "x uniform), mean "
+              << fixed(sum / double(end - k)) << "; uniform " << fixed(uniform) << "; max logit "
+              << fixed(rows[top_logit].max_logit, 2) << " (head " << rows[top_logit].head << "); max |residual| "
+              << fixed(rows[k].max_residual, 2) << "\n";
     k = end;
   }
   write_file_atomic(dir / "heads.csv", csv.str(), "heads");

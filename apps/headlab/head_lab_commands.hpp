@@ -6,6 +6,7 @@
 
 #include "headlab/train/checkpoint.hpp"
 #include "headlab/train/options.hpp"
+#include "window_override.hpp"
 
 namespace headlab::cli {
 
@@ -18,9 +19,12 @@ struct HeadsOptions {
   std::string input;                   // the attention maps' input: ids ("1 4 2 9") or, translate, a sentence
   bool overwrite = false;              // replace the files of an earlier `heads` in `out`
   std::string max_memory;              // refuse a probe whose estimate is above this ("" = the available memory)
+  std::string sink_queries = "all";    // the queries the sink mass averages over (parse_query_range)
+  WindowOverride window;               // --window / --sinks: score with another attention window
 };
-// Prints per layer and head the entropy, sink mass, previous-token and induction
-// scores (and mean gate); writes heads.csv, attention_maps.svg and heatmap_<score>.svg into
+// Prints per layer and head the entropy, sink mass (over sink_queries, beside uniform attention's),
+// previous-token and induction scores (and mean gate), per module the largest sink, attention logit
+// and residual activation; writes heads.csv, attention_maps.svg and heatmap_<score>.svg into
 // `out`, a run directory (headlab/train/run_dir.hpp): locked, refused if it holds them already
 // unless `overwrite`. A failed write is an IOError naming the file; "wrote" follows success only.
 int run_heads(const HeadsOptions& options);

@@ -119,6 +119,7 @@ int run_command_line(int argc, char** argv) {
                        "translate, --beam 2 or more: GNMT length penalty alpha (default: the checkpoint's)")
           ->check(headlab::cli::real_number(0, 1000));
   eval->add_flag("--json", eval_options.json, "one JSON object on stdout instead of the human lines");
+  headlab::cli::add_window_flags(eval, eval_options.window);
   auto* decode = app.add_subcommand("decode", "greedy decoding (with a KV cache) of one sequence");
   decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
   decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
@@ -220,6 +221,11 @@ int run_command_line(int argc, char** argv) {
   heads->add_flag("--overwrite", heads_options.overwrite, "replace the files of an earlier heads in the output directory");
   heads->add_option("--max-memory", heads_options.max_memory, "refuse a probe whose memory estimate is above this: 4G, "
                                                               "512M or bytes (default: the available memory)");
+  heads->add_option("--sink-queries", heads_options.sink_queries,
+                    "the queries the sink mass averages over: all (i >= 1), first-half (1..T: no earlier copy), "
+                    "second-half, or A:B (positions A to B - 1)")
+      ->capture_default_str();
+  headlab::cli::add_window_flags(heads, heads_options.window);
 
   headlab::cli::PruneOptions prune_options;
   auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "

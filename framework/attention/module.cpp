@@ -304,7 +304,7 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
   y = apply_head_mask(y, call.head_mask.defined() ? call.head_mask : head_mask_, config_.num_heads);
   result.output = project_output(y);  // (B, L, D)
   result.weights = attn.weights;
-  if (taps_on_) keep_taps(result);
+  if (taps_on_) keep_taps(result, heads, qpos, kpos, memory != nullptr, call);
   return result;
 }
 
@@ -454,12 +454,29 @@ Tensor<T> MultiHeadAttention<T>::project_output(const Tensor<T>& y) const {
   return project("out_proj", merge_heads(y), config_.bias);
 }
 
-// Taps: detached copies of this forward's weights, gate and output, for analysis (last_taps()).
+// Taps: detached copies of this forward's weights, gate and output, and each head's largest logit
+// q_i . k_j / sqrt(d) over the keys its queries may see (positions and key padding, as attend_heads
+// masks them; a call's attn_mask and attn_bias are not counted), for analysis (last_taps()).
 template <typename T>
-void MultiHeadAttention<T>::keep_taps(const AttentionOutput<T>& result) {
+void MultiHeadAttention<T>::keep_taps(const AttentionOutput<T>& result, const Heads& heads,
+                                      const std::vector<std::int64_t>& qpos, const std::vector<std::int64_t>& kpos,
+                                      bool cross, const AttentionCall<T>& call) {
   taps_.weights = result.weights.defined() ? result.weights.detach() : Tensor<T>();
   taps_.gate = result.gate.defined() ? result.gate.detach() : Tensor<T>();
   taps_.output = result.output.detach();
+  std::optional<MaskArray> hidden;  // (L, S), true = not visible
+  if (!cross && (config_.window > 0 || call.causal)) hidden = position_mask(qpos, kpos, true, config_.window, config_.sinks);
+  const MaskArray* padding = call.key_padding_mask ? &*call.key_padding_mask : nullptr;
+  taps_.max_logit = Tensor<T>(max_attention_logit(heads.q.value(), heads.k.value(), hidden ? &*hidden : nullptr, padding));
+}
+
+template <typename T>
+void MultiHeadAttention<T>::set_window(std::size_t window, std::size_t sinks) {
+  AttentionConfig changed = config_;
+  changed.window = window;
+  changed.sinks = sinks;
+  changed.validate();  // sinks need a window
+  config_ = changed;
 }
 
 template <typename T>

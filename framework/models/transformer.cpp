@@ -94,6 +94,14 @@ Tensor<T> TransformerEncoderLayer<T>::feed_forward(const Tensor<T>& x, Generator
 template <typename T>
 Tensor<T> TransformerEncoderLayer<T>::forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g,
                                               KVCache<T>* cache) {
+  Tensor<T> out = block(x, call, g, cache);
+  if (taps_on_) output_tap_ = out.detach();
+  return out;
+}
+
+template <typename T>
+Tensor<T> TransformerEncoderLayer<T>::block(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g,
+                                            KVCache<T>* cache) {
   const bool tr = this->is_training();
   const AttentionCall<T> c = with_generator(call, g);
   if (cfg_.norm_first) {
@@ -135,6 +143,15 @@ template <typename T>
 Tensor<T> TransformerDecoderLayer<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
                                               const AttentionCall<T>& self_call, const AttentionCall<T>& cross_call,
                                               Generator* g, KVCache<T>* cache) {
+  Tensor<T> out = block(x, memory, self_call, cross_call, g, cache);
+  if (taps_on_) output_tap_ = out.detach();
+  return out;
+}
+
+template <typename T>
+Tensor<T> TransformerDecoderLayer<T>::block(const Tensor<T>& x, const Tensor<T>& memory,
+                                            const AttentionCall<T>& self_call, const AttentionCall<T>& cross_call,
+                                            Generator* g, KVCache<T>* cache) {
   const bool tr = this->is_training();
   const AttentionCall<T> sc = with_generator(self_call, g), cc = with_generator(cross_call, g);
   const double p = cfg_.dropout;

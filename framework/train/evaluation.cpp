@@ -1,10 +1,22 @@
 // evaluation.cpp: a trained checkpoint scored again, one function per task (headlab/train/evaluation.hpp).
 #include "headlab/train/evaluation.hpp"
 
+#include "headlab/core/errors.hpp"
 #include "headlab/train/copy_task.hpp"
 #include "headlab/train/translate_task.hpp"
 
 namespace headlab {
+
+void set_attention_window(LoadedModel& m, std::size_t window, std::size_t sinks) {
+  if (!m.lm)
+    throw ValueError("--window/--sinks: a '" + task_name(m.options.task) +
+                     "' checkpoint is an encoder-decoder; evaluation-time windows are for the decoder-only tasks "
+                     "(induction, lm, recall)");
+  if (sinks > 0 && window == 0) throw ValueError("--sinks " + std::to_string(sinks) + " needs --window W > 0");
+  for (std::size_t l = 0; l < m.lm->layers(); ++l) m.lm->layer(l).self_attn.set_window(window, sinks);
+  m.options.window = window;
+  m.options.sinks = sinks;
+}
 
 CopyEvaluation evaluate_copy(const LoadedModel& m, std::size_t sequences) {
   const IndexArray data = held_out_sequences(m.options, sequences);  // (B, L)

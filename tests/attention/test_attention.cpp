@@ -432,3 +432,31 @@ TEST_CASE("rope: rotation preserves norms, is relative, and passes gradcheck") {
   CHECK_MESSAGE(r.ok, r.message);
   CHECK_THROWS_AS(rope(zeros<double>({2, 3}), {0, 1, 2}), ShapeError);
 }
+
+TEST_CASE("attention: the largest logit per head over visible keys, by hand (GQA, masks)") {
+  // q (1, 2, 2, 1), k (1, 1, 3, 1): both heads share the one kv head; scale 1 (given).
+  headlab::Array<double> q = headlab::Array<double>::from_shape({1, 2, 2, 1});
+  q(0, 0, 0, 0) = 1;  q(0, 0, 1, 0) = -2;  // head 0
+  q(0, 1, 0, 0) = 3;  q(0, 1, 1, 0) = 0.5; // head 1
+  headlab::Array<double> k = headlab::Array<double>::from_shape({1, 1, 3, 1});
+  k(0, 0, 0, 0) = 1;  k(0, 0, 1, 0) = -4;  k(0, 0, 2, 0) = 10;
+  // No mask: head 0 max(1 * 10, -2 * -4) = 10; head 1 max(3 * 10) = 30.
+  headlab::Array<double> all = headlab::max_attention_logit(q, k, nullptr, nullptr, 1.0);
+  CHECK(all(0) == 10);
+  CHECK(all(1) == 30);
+  // Key 2 hidden from both queries: head 0 max(1, -4, -2, 8) = 8; head 1 max(3, -12, 0.5, -2) = 3.
+  headlab::MaskArray hidden = xt::zeros<bool>({std::size_t(2), std::size_t(3)});
+  hidden(0, 2) = hidden(1, 2) = true;
+  headlab::Array<double> masked = headlab::max_attention_logit(q, k, &hidden, nullptr, 1.0);
+  CHECK(masked(0) == 8);
+  CHECK(masked(1) == 3);
+  // Key 1 padded as well: head 0 max(1, -2) = 1; the default scale 1 / sqrt(1) is the same.
+  headlab::MaskArray padding = xt::zeros<bool>({std::size_t(1), std::size_t(3)});
+  padding(0, 1) = true;
+  CHECK(headlab::max_attention_logit(q, k, &hidden, &padding)(0) == 1);
+  // Every key hidden: -inf; wrong shapes refused.
+  headlab::MaskArray none = xt::ones<bool>({std::size_t(2), std::size_t(3)});
+  CHECK(std::isinf(headlab::max_attention_logit(q, k, &none, nullptr)(1)));
+  headlab::Array<double> k3 = headlab::Array<double>::from_shape({1, 3, 3, 1});
+  CHECK_THROWS_AS(headlab::max_attention_logit(q, k3, nullptr, nullptr), headlab::ShapeError);
+}

@@ -41,6 +41,36 @@ add_test(NAME cli.heads_translate_sentence
 set_tests_properties(cli.heads_translate_sentence PROPERTIES
                      PASS_REGULAR_EXPRESSION "decoder.layers.0.multihead_attn" FIXTURES_REQUIRED toy_translate)
 
+# heads: the sink over a chosen query range beside uniform attention's (first-half of a block of 6:
+# queries 1..6), the largest logit and residual activation per module, in the CSV too; and under a
+# window set at evaluation (--window 3 --sinks 1), which the output names.
+add_test(NAME cli.heads_sink_queries_and_window
+         COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_sinks --overwrite --sink-queries first-half --window 3 --sinks 1 &&
+                        head -1 ${LAB}/induction_sinks/heads.csv && grep -c ',1:7,' ${LAB}/induction_sinks/heads.csv" ${HL})
+set_tests_properties(cli.heads_sink_queries_and_window PROPERTIES
+                     PASS_REGULAR_EXPRESSION "a window of 3 \\+ 1 sinks \\(set at evaluation; trained with the whole causal prefix\\).*sink mass on queries 1:7 per module.*layers.1.self_attn +max [0-9.]+ \\(head [01], [0-9.]+x uniform\\), mean [0-9.]+; uniform [0-9.]+; max logit [0-9.-]+ \\(head [01]\\); max \\|residual\\| [0-9.]+\n.*,sink_queries,max_logit,max_residual\n4\n$"
+                     FIXTURES_REQUIRED lab_induction)
+# eval: a window set at evaluation changes the score and is in the JSON; the trained attention is
+# reported too (window 0).
+add_test(NAME cli.eval_window_override
+         COMMAND sh -c "\"$0\" eval --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --json &&
+                        \"$0\" eval --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --window 3 --json &&
+                        \"$0\" eval --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --window 3 --sinks 1" ${HL})
+set_tests_properties(cli.eval_window_override PROPERTIES
+                     PASS_REGULAR_EXPRESSION "\"step\":120,.*,\"window\":0,\"sinks\":0}\n.*\"step\":120,.*,\"window\":3,\"sinks\":0}\nattention: a window of 3 \\+ 1 sinks"
+                     FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.eval_sinks_without_window_exits_2 2 "--sinks 2 needs --window W > 0"
+            ${HL} eval --checkpoint ${LAB}/induction/checkpoint.safetensors --sinks 2)
+expect_exit(cli.heads_sink_queries_past_the_probe_exits_2 2 "--sink-queries: 40:50 holds no query of the probe's 13 positions"
+            ${HL} heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/never_made --sink-queries 40:50)
+expect_exit(cli.heads_sink_queries_unknown_exits_2 2 "--sink-queries: 'middle' is not all, first-half, second-half or A:B"
+            ${HL} heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/never_made --sink-queries middle)
+set_tests_properties(cli.eval_sinks_without_window_exits_2 cli.heads_sink_queries_past_the_probe_exits_2
+                     cli.heads_sink_queries_unknown_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.eval_window_on_encoder_decoder_exits_2 2 "a 'copy' checkpoint is an encoder-decoder"
+            ${HL} eval --checkpoint ${LAB}/copy/checkpoint.safetensors --window 4)
+set_tests_properties(cli.eval_window_on_encoder_decoder_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)
+
 # prune: both curves from no head to every head, and the files.
 add_test(NAME cli.prune_induction
          COMMAND sh -c "\"$0\" prune --checkpoint ${LAB}/induction/checkpoint.safetensors --sequences 64 --out ${LAB}/prune --overwrite &&

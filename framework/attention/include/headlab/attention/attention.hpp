@@ -145,6 +145,7 @@ struct AttentionOutput {
   Tensor<T> output;   // (B, L, D)
   Tensor<T> weights;  // (B, h, L, S) per head, when need_weights or taps are on
   Tensor<T> gate;     // (B, h, L, 1) headwise or (B, h, L, d) elementwise, when gated
+  Tensor<T> max_logit;  // (h), taps only: the largest logit q_i . k_j * scale over the keys each query may see
 };
 
 // Batch-first multi-head attention with PyTorch's parameter names and layout:
@@ -164,7 +165,8 @@ class MultiHeadAttention : public Module<T> {
   // Cross-attention: queries from x (B, L, D), keys/values from memory (B, S, D).
   AttentionOutput<T> forward(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& call = {});
 
-  // Taps for analysis: when on, every forward keeps its per-head weights, gate values and output here.
+  // Taps for analysis: when on, every forward keeps its per-head weights, gate values, output and
+  // largest attention logit here (the forward runs the composed kernel: weights are needed).
   void set_taps(bool on) { taps_on_ = on; }
   const AttentionOutput<T>& last_taps() const { return taps_; }
 
@@ -173,6 +175,12 @@ class MultiHeadAttention : public Module<T> {
   // ShapeError unless it has shape (h).
   void set_head_mask(const Tensor<T>& xi);
   const Tensor<T>& head_mask() const { return head_mask_; }
+
+  // A sliding window of W keys with the first K positions always visible, set after construction
+  // (a model trained with full attention scored with a window: StreamingLLM's experiment). Self-
+  // attention only; a KV cache used afterwards keeps K + W entries. (0, 0) is full attention (causal
+  // where the call is). ValueError for sinks without a window; parameters are untouched.
+  void set_window(std::size_t window, std::size_t sinks);
 
  private:
   // One forward (self- or cross-attention, with or without a cache) and the steps it is made of;
@@ -189,13 +197,23 @@ class MultiHeadAttention : public Module<T> {
                              const std::vector<std::int64_t>& kpos, bool cross, const AttentionCall<T>& call) const;
   void apply_gate(const Tensor<T>& x, Tensor<T>& y, AttentionOutput<T>& result) const;
   Tensor<T> project_output(const Tensor<T>& y) const;
-  void keep_taps(const AttentionOutput<T>& result);
+  void keep_taps(const AttentionOutput<T>& result, const Heads& heads, const std::vector<std::int64_t>& qpos,
+                 const std::vector<std::int64_t>& kpos, bool cross, const AttentionCall<T>& call);
 
   AttentionConfig config_;
   bool taps_on_ = false;
   AttentionOutput<T> taps_;
   Tensor<T> head_mask_;
 };
+
+// ---- Logit statistics (attention/logit_stats.cpp) ------------------------
+// The largest attention logit of each head, max over b, i and visible j of q[b,h,i] . k[b,g(h),j] * scale
+// (g(h) = h / (h / h_kv), GQA), over q (B, h, L, d), k (B, h_kv, S, d) -> (h). hidden (L, S) and
+// key_padding (B, S), true = not visible, as in SdpaOptions; scale default 1 / sqrt(d). A head whose
+// queries see no key gets -inf. Qiu et al. 2025's "max attention logit", for the taps.
+template <typename T>
+Array<T> max_attention_logit(const Array<T>& q, const Array<T>& k, const MaskArray* hidden,
+                             const MaskArray* key_padding, std::optional<double> scale = std::nullopt);
 
 // ---- KV cache (attention/cache.cpp) -----------------------------------
 // One per layer. Stores keys and values of the kv heads only (or, for MLA, the

@@ -6,11 +6,12 @@
 // read the same way, source and target both counted from 0). Each returns one
 // number per head, averaged over the batch and the queries named:
 //   entropy          mean over rows of  -sum_j A[i,j] ln A[i,j]   (nats; all-zero rows skipped)
-//   sink mass        mean over queries i >= 1 of A[i, 0]           (StreamingLLM's first-token sink)
+//   sink mass        mean over queries i in Q of A[i, 0]           (StreamingLLM's first-token sink)
+//                    Q = [first, last) of a QueryRange, i >= 1; by default every i >= 1
 //   its baseline     what uniform attention over the keys each query may see gives on the same
-//                    queries: mean over i >= 1 of [key 0 visible to i] / (keys visible to i);
-//                    causal: (1/(L-1)) sum_{i=1}^{L-1} 1/(i+1); bidirectional or cross: 1/S. A
-//                    head has a sink only where its mass is well above this (uniform_sink_mass).
+//                    queries: mean over i in Q of [key 0 visible to i] / (keys visible to i);
+//                    causal, all queries: (1/(L-1)) sum_{i=1}^{L-1} 1/(i+1); bidirectional or cross:
+//                    1/S. A head has a sink only where its mass is well above this (uniform_sink_mass).
 //   previous token   mean over queries i >= 1 of A[i, i-1]
 //   induction        mean over the second copy i in [T+1, 2T] of A[i, i-(T-1)], for inputs
 //                    [<s>] r_1..r_T r_1..r_T: the key right after the earlier copy of the
@@ -27,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,13 +41,23 @@ namespace headlab {
 // ---- Scores of one pattern: weights (B, h, L, S) -> (h) ------------------------
 template <typename T>
 std::vector<double> attention_entropy(const Array<T>& weights);
+// Queries [first, last) of a pattern (last past L: to the end); query 0 is never counted.
+struct QueryRange {
+  std::size_t first = 1, last = std::numeric_limits<std::size_t>::max();
+};
+// "all" (every i >= 1), "first-half" (1 to T of the repeated-tokens probe: no earlier copy yet),
+// "second-half" (T + 1 to 2 T), or "A:B" / "A:" (positions A to B - 1, 1 <= A < B). ValueError naming
+// --sink-queries otherwise.
+QueryRange parse_query_range(const std::string& text, std::size_t block);
+std::string query_range_text(const QueryRange& range, std::size_t L);  // "1:17" (last clipped to L)
 template <typename T>
-std::vector<double> sink_mass(const Array<T>& weights);
+std::vector<double> sink_mass(const Array<T>& weights, const QueryRange& queries = {});
 template <typename T>
 std::vector<double> previous_token_score(const Array<T>& weights);
 // The sink mass of uniform attention on L queries and S keys under the module's mask (causal,
 // sliding window of `window` keys, the first `sinks` keys always visible: attention.hpp).
-double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks);
+double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks,
+                         const QueryRange& queries = {});
 // block = T of the repeated-tokens input (L >= 2 T + 1 queries needed).
 template <typename T>
 std::vector<double> induction_score(const Array<T>& weights, std::size_t block);
@@ -78,12 +90,17 @@ struct HeadRoles {
   std::string site, kind;
   std::size_t layer = 0, head = 0;
   double entropy = 0, sink_mass = 0, previous_token = 0, induction = 0;
-  double sink_uniform = 0;    // uniform_sink_mass of the module on the probe (the same for its heads)
+  double sink_uniform = 0;    // uniform_sink_mass of the module on the same queries (the same for its heads)
+  std::string sink_queries;   // the queries of sink_mass, "1:33"
   double gate_mean;           // mean sigmoid gate of the head (NaN when ungated)
   double max_abs_output = 0;  // largest |output| of the head's module (B, L, D) on the probe
+  double max_logit = 0;       // the head's largest attention logit q.k / sqrt(d) over visible keys (Qiu et al.)
+  double max_residual = 0;    // largest |value| of the residual stream after the head's layer (B, L, D):
+                              // the layer's output (post-LN models: after its last LayerNorm)
 };
-// Runs the probe through the model (eval mode, no graph) with taps on.
-std::vector<HeadRoles> head_roles(LoadedModel& model, const Probe& probe);
+// Runs the probe through the model (eval mode, no graph) with taps on; the sink mass over
+// sink_queries (ValueError naming --sink-queries when it holds no query of the probe).
+std::vector<HeadRoles> head_roles(LoadedModel& model, const Probe& probe, const QueryRange& sink_queries = {});
 
 // The per-head weights (h, L, S) of every site for one input: copy/induction
 // `ids` (1, L); translate: source (1, S) and target (1, T) ids. For pictures.

@@ -50,9 +50,15 @@ class TransformerEncoderLayer : public Module<T> {
   Tensor<T> forward(const Tensor<T>& x, const AttentionCall<T>& call, Generator* dropout_gen,
                     KVCache<T>* cache = nullptr);
   MultiHeadAttention<T> self_attn;
+  // Taps for analysis: when on, each forward keeps its output (B, T, D), the residual stream after the layer.
+  void set_taps(bool on) { taps_on_ = on; }
+  const Tensor<T>& last_output() const { return output_tap_; }
 
  private:
+  Tensor<T> block(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g, KVCache<T>* cache);
   Tensor<T> feed_forward(const Tensor<T>& x, Generator* g);
+  bool taps_on_ = false;
+  Tensor<T> output_tap_;
   const TransformerConfig cfg_;
   Linear<T> linear1, linear2;
   LayerNorm<T> norm1, norm2;
@@ -66,9 +72,16 @@ class TransformerDecoderLayer : public Module<T> {
   Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& self_call,
                     const AttentionCall<T>& cross_call, Generator* dropout_gen, KVCache<T>* cache = nullptr);
   MultiHeadAttention<T> self_attn, multihead_attn;
+  // Taps for analysis: when on, each forward keeps its output (B, T, D), the residual stream after the layer.
+  void set_taps(bool on) { taps_on_ = on; }
+  const Tensor<T>& last_output() const { return output_tap_; }
 
  private:
+  Tensor<T> block(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& self_call,
+                  const AttentionCall<T>& cross_call, Generator* g, KVCache<T>* cache);
   Tensor<T> feed_forward(const Tensor<T>& x, Generator* g);
+  bool taps_on_ = false;
+  Tensor<T> output_tap_;
   const TransformerConfig cfg_;
   Linear<T> linear1, linear2;
   LayerNorm<T> norm1, norm2, norm3;

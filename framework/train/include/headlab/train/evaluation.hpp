@@ -21,6 +21,14 @@
 
 namespace headlab {
 
+// Scoring with another attention window than the model was trained with (StreamingLLM's experiment):
+// every self-attention module of a decoder-only model (induction, lm, recall) sees its last `window`
+// positions and the first `sinks` (window 0: the whole causal prefix, sinks must then be 0); a KV cache
+// used afterwards keeps sinks + window entries. m.options.window and .sinks are set to match, so what is
+// printed or saved from m says what was scored. ValueError naming --window / --sinks for an
+// encoder-decoder checkpoint (copy, translate) or sinks without a window; m is unchanged then.
+void set_attention_window(LoadedModel& m, std::size_t window, std::size_t sinks);
+
 // Copy task: greedy decoding of `sequences` held-out sequences (B, length), scored on positions 1..L-1
 // (position 0 is the start symbol, given).
 struct CopyEvaluation {
