@@ -21,6 +21,7 @@
 #include "headlab/lab/heads.hpp"
 #include "headlab/lab/sweep.hpp"
 #include "headlab/report/report.hpp"
+#include "headlab/data/input_file.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/run_dir.hpp"
@@ -300,10 +301,19 @@ void check_probe_memory(const TrainOptions& options, std::size_t vocab, std::siz
   }
 }
 
+// heads --text: windows of the file, encoded with the model's vocabulary (a language model only).
+static Probe text_probe_of(const LoadedModel& m, const HeadsOptions& o) {
+  if (m.options.task != Task::lm)
+    throw ValueError("--text: a text probe is for language-model checkpoints (task lm), this one is '" +
+                     task_name(m.options.task) + "'");
+  const std::string text = read_text_file(o.text, "heads --text", kMaxTextFileBytes);
+  return text_probe(m, m.lm_vocab.encode(text), o.probe_sequences, o.seed);
+}
+
 int run_heads(const HeadsOptions& o) {
   LoadedModel m = load_trained_model(o.checkpoint);
   const std::string window = apply_window_override(m, o.window);  // before the probe: it reads the model's window
-  const Probe probe = repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed);
+  const Probe probe = o.text.empty() ? repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed) : text_probe_of(m, o);
   const QueryRange sink_queries = parse_query_range(o.sink_queries, probe.block);
   check_probe_memory(m.options, output_vocabulary(m), o.probe_sequences,
                      probe.sequences.shape()[1], o.max_memory, "heads");
@@ -315,27 +325,33 @@ int run_heads(const HeadsOptions& o) {
   const bool gated = m.options.gate != GateKind::none;
 
   std::cout << "head roles of " << o.checkpoint << " (" << task_name(m.options.task) << " task, step " << m.step << ") on "
-            << o.probe_sequences << " repeated random blocks of " << probe.block << " tokens\n";
+            << o.probe_sequences;
+  if (o.text.empty()) std::cout << " repeated random blocks of " << probe.block << " tokens\n";
+  else std::cout << " windows of " << probe.sequences.shape()[1] << " tokens of " << o.text << "\n";
+  const bool text = !o.text.empty();
   if (!window.empty()) std::cout << window << "\n";
   std::ostringstream csv;
   csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output,sink_uniform,"
-         "sink_queries,max_logit,max_residual\n";
+         "sink_queries,max_logit,max_residual,delimiter,delimiter_uniform\n";
   std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
             << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << std::setw(9) << "logit"
-            << (gated ? "   gate" : "") << "   role\n";
+            << (gated ? "   gate" : "") << (text ? "  delim" : "") << "   role\n";
   for (const auto& r : rows) {
     csv << r.site << "," << r.kind << "," << r.layer << "," << r.head << "," << fixed(r.entropy, 6) << ","
         << fixed(r.sink_mass, 6) << "," << fixed(r.previous_token, 6) << "," << fixed(r.induction, 6) << ","
         << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "," << fixed(r.sink_uniform, 6) << ","
-        << r.sink_queries << "," << fixed(r.max_logit, 6) << "," << fixed(r.max_residual, 6) << "\n";
+        << r.sink_queries << "," << fixed(r.max_logit, 6) << "," << fixed(r.max_residual, 6) << ","
+        << fixed(r.delimiter, 6) << "," << fixed(r.delimiter_uniform, 6) << "\n";
     std::string role;  // the > 0.4 convention of Olsson et al.
     if (r.induction > 0.4) role += " induction";
     if (r.previous_token > 0.4) role += " previous-token";
     if (r.sink_mass > 0.4) role += " sink";
+    if (r.delimiter > 0.4) role += " delimiter";
     std::cout << std::left << std::setw(34) << r.site << std::right << std::setw(5) << r.head << std::setw(9)
               << fixed(r.entropy, 2) << std::setw(7) << fixed(r.sink_mass, 2) << std::setw(7)
               << fixed(r.previous_token, 2) << std::setw(7) << fixed(r.induction, 2) << std::setw(9)
-              << fixed(r.max_logit, 2) << (gated ? "  " + fixed(r.gate_mean, 3) : "") << "  " << role << "\n";
+              << fixed(r.max_logit, 2) << (gated ? "  " + fixed(r.gate_mean, 3) : "")
+              << (text ? "  " + fixed(r.delimiter, 3) : "") << "  " << role << "\n";
   }
 
   // The sink beside its baseline: per module the largest and the mean sink mass over the heads, and

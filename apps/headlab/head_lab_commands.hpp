@@ -20,6 +20,7 @@ struct HeadsOptions {
   bool overwrite = false;              // replace the files of an earlier `heads` in `out`
   std::string max_memory;              // refuse a probe whose estimate is above this ("" = the available memory)
   std::string sink_queries = "all";    // the queries the sink mass averages over (parse_query_range)
+  std::string text;                    // lm: probe on windows of this text instead of repeated random tokens
   WindowOverride window;               // --window / --sinks: score with another attention window
 };
 // Prints per layer and head the entropy, sink mass (over sink_queries, beside uniform attention's),

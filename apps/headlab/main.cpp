@@ -212,9 +212,13 @@ int run_command_line(int argc, char** argv) {
   heads->add_option("--out", heads_options.out, "output directory (default: CHECKPOINT_DIR/heads)");
   heads->add_option("--probe-sequences", heads_options.probe_sequences, "repeated-random-token sequences scored")
       ->check(headlab::cli::whole_number(1, 100000))->capture_default_str();
-  heads->add_option("--block", heads_options.block, "their repeated block T (0 = the model's own, or the largest "
-                                                    "that fits, at most 16)")
+  auto* heads_block = heads->add_option("--block", heads_options.block, "their repeated block T (0 = the model's own, "
+                                                                      "or the largest that fits, at most 16)")
       ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
+  heads->add_option("--text", heads_options.text, "lm checkpoints: probe on --probe-sequences windows of this text "
+                                                  "(the model's context each, seeded starts) instead of repeated random "
+                                                  "tokens; adds the delimiter score (space, newline)")
+      ->excludes(heads_block);
   heads->add_option("--seed", heads_options.seed, "seed of the probe")->check(headlab::cli::whole_number())->capture_default_str();
   heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
                                                     "translate, a source sentence, for lm a text (default: the first probe sequence)");

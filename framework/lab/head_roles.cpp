@@ -80,6 +80,9 @@ std::vector<double> attention_entropy(const Array<T>& w) {
 
 QueryRange parse_query_range(const std::string& text, std::size_t block) {
   if (text == "all") return QueryRange{};
+  if (block == 0 && (text == "first-half" || text == "second-half"))
+    throw ValueError("--sink-queries " + text + ": the halves are those of the repeated-tokens probe; on a text "
+                     "probe give all or A:B");
   if (text == "first-half") return QueryRange{1, block + 1};
   if (text == "second-half") return QueryRange{block + 1, 2 * block + 1};
   const std::size_t colon = text.find(':');
@@ -144,11 +147,37 @@ std::vector<double> induction_score(const Array<T>& w, std::size_t block) {
                      [block](std::size_t i) { return std::ptrdiff_t(i) - std::ptrdiff_t(block) + 1; });
 }
 
+template <typename T>
+std::vector<double> delimiter_score(const Array<T>& w, const IndexArray& ids, const std::vector<std::int64_t>& delimiters) {
+  check_weights(w, "delimiter_score");
+  const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
+  if (ids.dimension() != 2 || ids.shape()[0] != B || ids.shape()[1] < L)
+    throw ShapeError("delimiter_score: ids should be (B, L) = (" + std::to_string(B) + ", " + std::to_string(L) + ")");
+  std::vector<double> out(H, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> sum(H, 0.0);
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < B; ++b) {
+    std::ptrdiff_t latest = -1;  // the latest delimiter before query i
+    for (std::size_t i = 0; i < L; ++i) {
+      if (latest >= 0) {
+        for (std::size_t h = 0; h < H; ++h) sum[h] += double(w(b, h, i, std::size_t(latest)));
+        ++n;
+      }
+      if (std::find(delimiters.begin(), delimiters.end(), ids(b, i)) != delimiters.end()) latest = std::ptrdiff_t(i);
+    }
+  }
+  if (n)
+    for (std::size_t h = 0; h < H; ++h) out[h] = sum[h] / double(n);
+  return out;
+}
+
 #define HEADLAB_SCORES(T)                                                             \
   template std::vector<double> attention_entropy<T>(const Array<T>&);                 \
   template std::vector<double> sink_mass<T>(const Array<T>&, const QueryRange&);      \
   template std::vector<double> previous_token_score<T>(const Array<T>&);              \
-  template std::vector<double> induction_score<T>(const Array<T>&, std::size_t);
+  template std::vector<double> induction_score<T>(const Array<T>&, std::size_t);        \
+  template std::vector<double> delimiter_score<T>(const Array<T>&, const IndexArray&,  \
+                                                  const std::vector<std::int64_t>&);
 HEADLAB_SCORES(float)
 HEADLAB_SCORES(double)
 #undef HEADLAB_SCORES
@@ -219,7 +248,48 @@ Probe repeated_tokens_probe(const LoadedModel& m, std::size_t count, std::size_t
   return p;
 }
 
+Probe text_probe(const LoadedModel& m, const std::vector<std::int64_t>& ids, std::size_t count, std::uint64_t seed) {
+  if (!m.lm || m.options.task != Task::lm)
+    throw ValueError("--text: a text probe is for language-model checkpoints (task lm), this one is '" +
+                     task_name(m.options.task) + "'");
+  const std::size_t L = m.lm->config().max_len;
+  if (ids.size() < L)
+    throw ValueError("--text: " + std::to_string(ids.size()) + " tokens, fewer than one window of the model's " +
+                     std::to_string(L));
+  if (count == 0) throw ValueError("text_probe: count must be > 0");
+  Generator gen(seed);
+  Probe p;
+  p.sequences = IndexArray::from_shape({count, L});
+  for (std::size_t b = 0; b < count; ++b) {
+    const std::size_t start = std::size_t(gen.below(ids.size() - L + 1));
+    for (std::size_t t = 0; t < L; ++t) p.sequences(b, t) = ids[start + t];
+  }
+  for (const char* text : {" ", "\n"}) {
+    const std::vector<std::int64_t> one = m.lm_vocab.encode(text);
+    if (one.size() == 1 && one[0] != LmVocabulary::unk) p.delimiters.push_back(one[0]);
+  }
+  return p;
+}
+
 namespace {
+// Uniform attention over the keys each query may see, the shape of w (B, h, L, S) but one head:
+// U[b, 0, i, j] = [j visible to i] / (keys visible to i), under causal / window / sinks.
+Array<double> uniform_pattern(const Array<float>& w, bool causal, std::size_t window, std::size_t sinks) {
+  const std::size_t B = w.shape()[0], L = w.shape()[2], S = w.shape()[3];
+  std::vector<std::int64_t> query_positions(L), key_positions(S);
+  std::iota(query_positions.begin(), query_positions.end(), 0);
+  std::iota(key_positions.begin(), key_positions.end(), 0);
+  const MaskArray hidden = position_mask(query_positions, key_positions, causal || window > 0, window, sinks);
+  Array<double> u = xt::zeros<double>({B, std::size_t(1), L, S});
+  for (std::size_t i = 0; i < L; ++i) {
+    std::size_t visible = 0;
+    for (std::size_t j = 0; j < S; ++j) visible += hidden(i, j) ? 0 : 1;
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t j = 0; j < S; ++j) u(b, 0, i, j) = hidden(i, j) || !visible ? 0.0 : 1.0 / double(visible);
+  }
+  return u;
+}
+
 // Taps on the layers (their outputs: the residual stream after each layer) or off.
 void set_layer_taps(LoadedModel& m, bool on) {
   if (m.lm) {
@@ -269,12 +339,19 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
     const AttentionOutput<float>& taps = s.module->last_taps();
     const Array<float>& w = taps.weights.value();  // (B, h, L, S)
     const std::vector<double> entropy = attention_entropy(w), sink = sink_mass(w, sink_queries),
-                              prev = previous_token_score(w), induction = induction_score(w, probe.block);
+                              prev = previous_token_score(w);
+    const std::vector<double> nan(s.heads(), std::numeric_limits<double>::quiet_NaN());
+    const std::vector<double> induction = probe.block ? induction_score(w, probe.block) : nan;
+    const std::vector<double> delimiter =
+        probe.delimiters.empty() ? nan : delimiter_score(w, probe.sequences, probe.delimiters);
+    const AttentionConfig& c = s.module->config();
+    const bool causal = s.kind == "decoder self" || s.kind == "self";
+    const double delimiter_uniform =
+        probe.delimiters.empty() ? nan[0] : delimiter_score(uniform_pattern(w, causal, c.window, c.sinks), probe.sequences,
+                                                            probe.delimiters)[0];
     const double max_abs = double(xt::amax(xt::abs(taps.output.value()))());
     const double max_residual = double(xt::amax(xt::abs(layer_output(m, s).value()))());
     const Array<float>& max_logit = taps.max_logit.value();  // (h)
-    const AttentionConfig& c = s.module->config();
-    const bool causal = s.kind == "decoder self" || s.kind == "self";
     const double uniform = uniform_sink_mass(w.shape()[2], w.shape()[3], causal, c.window, c.sinks, sink_queries);
     for (std::size_t h = 0; h < s.heads(); ++h) {
       HeadRoles r;
@@ -288,6 +365,8 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
       r.sink_queries = query_range_text(sink_queries, L);
       r.previous_token = prev[h];
       r.induction = induction[h];
+      r.delimiter = delimiter[h];
+      r.delimiter_uniform = delimiter_uniform;
       r.gate_mean = std::numeric_limits<double>::quiet_NaN();
       if (taps.gate.defined()) r.gate_mean = double(xt::mean(xt::view(taps.gate.value(), xt::all(), h))());
       r.max_abs_output = max_abs;

@@ -42,3 +42,24 @@ add_test(NAME cli.lm_without_text_exits_2
          COMMAND sh -c "\"$0\" train --task lm --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.lm_without_text_exits_2 PROPERTIES
                      PASS_REGULAR_EXPRESSION "--text: task lm needs a text to learn: --text FILE \\(UTF-8\\)\nexit status 2\n")
+# heads --text: the probe is windows of a text in the model's own characters, with the delimiter
+# score (space, newline) per head; refused on a checkpoint that is not an lm, with --block, with a
+# half of the repeated-tokens probe, and for a text shorter than one window.
+add_test(NAME cli.lm_heads_text_probe
+         COMMAND sh -c "\"$0\" heads --checkpoint \"$1/checkpoint.safetensors\" --text \"$2\" --probe-sequences 8 --out \"$1/heads_text\" --overwrite &&
+                        head -1 \"$1/heads_text/heads.csv\" && tail -1 \"$1/heads_text/heads.csv\""
+                 $<TARGET_FILE:headlab_cli> ${LM_RUN} ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt)
+set_tests_properties(cli.lm_heads_text_probe PROPERTIES FIXTURES_REQUIRED lm_run
+                     PASS_REGULAR_EXPRESSION "on 8 windows of 16 tokens of [^\n]*cli_lm_eval.txt\n.*  delim   role\n.*,max_residual,delimiter,delimiter_uniform\nlayers.0.self_attn,self,0,1,[^\n]*,,[^\n]*,0\\.[0-9]+,0\\.[0-9]+\n$")
+expect_exit(cli.lm_heads_text_probe_with_block_exits_2 2 "--block excludes --text|--text excludes --block"
+            $<TARGET_FILE:headlab_cli> heads --checkpoint ${LM_RUN}/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt --block 4)
+expect_exit(cli.lm_heads_text_probe_halves_exit_2 2 "the halves are those of the repeated-tokens probe"
+            $<TARGET_FILE:headlab_cli> heads --checkpoint ${LM_RUN}/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt --sink-queries first-half)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_short.txt "And God said\n")
+expect_exit(cli.lm_heads_text_probe_short_text_exits_2 2 "--text: 13 tokens, fewer than one window of the model's 16"
+            $<TARGET_FILE:headlab_cli> heads --checkpoint ${LM_RUN}/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_short.txt)
+set_tests_properties(cli.lm_heads_text_probe_with_block_exits_2 cli.lm_heads_text_probe_halves_exit_2
+                     cli.lm_heads_text_probe_short_text_exits_2 PROPERTIES FIXTURES_REQUIRED lm_run)
+expect_exit(cli.heads_text_probe_on_induction_exits_2 2 "a text probe is for language-model checkpoints"
+            $<TARGET_FILE:headlab_cli> heads --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_head_lab/induction/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt)
+set_tests_properties(cli.heads_text_probe_on_induction_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)

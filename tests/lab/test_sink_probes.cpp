@@ -122,3 +122,75 @@ TEST_CASE("sink probes: query ranges are read strictly") {
   CHECK_THROWS_WITH_AS(head_roles(m, probe, parse_query_range("40:50", 8)), doctest::Contains("--sink-queries"),
                        ValueError);
 }
+
+TEST_CASE("text probes: the delimiter score reads the latest space or newline before each query, by hand") {
+  // ids: a ' ' b c '\n' with ' ' = 5, '\n' = 6. Queries 2, 3, 4 have a delimiter before them, at 1
+  // each time (the newline is query 4 itself, not before it); queries 0 and 1 have none.
+  IndexArray ids = IndexArray::from_shape({1, 5});
+  const std::int64_t row[] = {7, 5, 8, 9, 6};
+  for (std::size_t i = 0; i < 5; ++i) ids(0, i) = row[i];
+  Array<double> w = xt::zeros<double>({std::size_t(1), std::size_t(2), std::size_t(5), std::size_t(5)});
+  for (std::size_t i = 0; i < 5; ++i) {
+    w(0, 0, i, std::min<std::size_t>(i, 1)) = 1.0;  // head 0: always the key at 1 (from query 1 on)
+    w(0, 1, i, i == 0 ? 0 : i - 1) = 1.0;          // head 1: the previous token
+  }
+  const std::vector<double> score = delimiter_score(w, ids, {5, 6});
+  CHECK(score[0] == doctest::Approx(1.0));
+  CHECK(score[1] == doctest::Approx(1.0 / 3.0));  // only query 2's previous token is the space
+  CHECK(std::isnan(delimiter_score(w, ids, {42})[0]));  // no delimiter: no query counts
+  CHECK_THROWS_AS(delimiter_score(w, IndexArray::from_shape({2, 5}), {5}), ShapeError);
+}
+
+TEST_CASE("text probes: windows of the model's context cut from the text, delimiters from its vocabulary") {
+  const std::string text = "in the beginning\nwas the word and the word was\nwith god ";
+  LoadedModel m;
+  m.options = TrainOptions::defaults_for(Task::lm);
+  m.lm_vocab = LmVocabulary::build(LmTokenizer::characters, text);
+  TransformerConfig c = m.options.model_config();
+  c.tgt_vocab = m.lm_vocab.size();
+  c.max_len = 8;
+  c.d_model = 8;
+  c.attention.num_heads = 2;
+  Generator gen(1);
+  m.lm = std::make_unique<DecoderOnlyLM<float>>(c, gen);
+  m.lm->eval();
+  const std::vector<std::int64_t> ids = m.lm_vocab.encode(text);
+  const Probe probe = text_probe(m, ids, 6, 3);
+  REQUIRE(probe.sequences.shape()[0] == 6);
+  REQUIRE(probe.sequences.shape()[1] == 8);
+  CHECK(probe.block == 0);
+  for (std::size_t b = 0; b < 6; ++b) {  // each row is a contiguous slice of the text's ids
+    bool found = false;
+    for (std::size_t start = 0; start + 8 <= ids.size() && !found; ++start) {
+      bool same = true;
+      for (std::size_t t = 0; t < 8; ++t) same = same && probe.sequences(b, t) == ids[start + t];
+      found = same;
+    }
+    CHECK(found);
+  }
+  REQUIRE(probe.delimiters.size() == 2);
+  CHECK(m.lm_vocab.token(probe.delimiters[0]) == " ");
+  CHECK(m.lm_vocab.token(probe.delimiters[1]) == "\n");
+  const std::vector<HeadRoles> rows = head_roles(m, probe);
+  REQUIRE(rows.size() == 2 * m.lm->layers());
+  for (const auto& r : rows) {
+    CHECK(std::isnan(r.induction));  // no repeated block in a text
+    CHECK(r.delimiter >= 0);
+    CHECK(r.delimiter <= 1);
+  }
+  // The uniform baseline by hand: mean over the queries with a delimiter before them of 1 / (i + 1).
+  double sum = 0;
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < 6; ++b) {
+    bool seen = false;
+    for (std::size_t i = 0; i < 8; ++i) {
+      if (seen) sum += 1.0 / double(i + 1), ++n;
+      seen = seen || probe.sequences(b, i) == probe.delimiters[0] || probe.sequences(b, i) == probe.delimiters[1];
+    }
+  }
+  REQUIRE(n > 0);
+  for (const auto& r : rows) CHECK(r.delimiter_uniform == doctest::Approx(sum / double(n)));
+  CHECK_THROWS_WITH_AS(text_probe(m, std::vector<std::int64_t>(ids.begin(), ids.begin() + 5), 2, 1),
+                       doctest::Contains("fewer than one window"), ValueError);
+  CHECK_THROWS_WITH_AS(parse_query_range("first-half", 0), doctest::Contains("on a text probe"), ValueError);
+}

@@ -16,6 +16,9 @@
 //   induction        mean over the second copy i in [T+1, 2T] of A[i, i-(T-1)], for inputs
 //                    [<s>] r_1..r_T r_1..r_T: the key right after the earlier copy of the
 //                    current token (Olsson et al. 2022). A head "is one" when the score > 0.4.
+//   delimiter        text probes: mean over the queries i that have a delimiter (space or
+//                    newline) at some j < i of A[i, d(i)], d(i) = the latest such j (Clark et al.
+//                    2019's heads that read the last separator)
 // Definitions: ../shared/notes attention-spec sections 3-4; docs/head-lab.md.
 //
 // Importance (Michel, Levy, Neubig 2019): every attention module multiplies head
@@ -61,6 +64,10 @@ double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t 
 // block = T of the repeated-tokens input (L >= 2 T + 1 queries needed).
 template <typename T>
 std::vector<double> induction_score(const Array<T>& weights, std::size_t block);
+// ids (B, L) the inputs of the pattern; delimiters the token ids that count.
+template <typename T>
+std::vector<double> delimiter_score(const Array<T>& weights, const IndexArray& ids,
+                                    const std::vector<std::int64_t>& delimiters);
 
 // ---- The attention modules of a model --------------------------------------------
 struct AttentionSite {
@@ -82,14 +89,22 @@ std::vector<AttentionSite> attention_sites(LoadedModel& model);
 // the induction task's own T).
 struct Probe {
   IndexArray sequences;
-  std::size_t block = 0;
+  std::size_t block = 0;                  // T of the repeated-tokens probe; 0 for text (no induction score)
+  std::vector<std::int64_t> delimiters;   // text: the ids of the delimiter score (space, newline)
 };
 Probe repeated_tokens_probe(const LoadedModel& model, std::size_t count, std::size_t block, std::uint64_t seed);
+// A language model's own kind of input: `count` windows of its context (max_len ids) cut from
+// `ids` (a text encoded with the model's vocabulary) at starts drawn uniformly from seed; the
+// delimiters are the ids of " " and "\n" that the vocabulary has. ValueError unless the model is
+// an lm and ids hold at least one window.
+Probe text_probe(const LoadedModel& model, const std::vector<std::int64_t>& ids, std::size_t count, std::uint64_t seed);
 
 struct HeadRoles {
   std::string site, kind;
   std::size_t layer = 0, head = 0;
   double entropy = 0, sink_mass = 0, previous_token = 0, induction = 0;
+  double delimiter = 0;       // text probes: the delimiter score (NaN on the repeated-tokens probe)
+  double delimiter_uniform = 0;  // what uniform attention over the visible keys scores on the same queries
   double sink_uniform = 0;    // uniform_sink_mass of the module on the same queries (the same for its heads)
   std::string sink_queries;   // the queries of sink_mass, "1:33"
   double gate_mean;           // mean sigmoid gate of the head (NaN when ungated)
