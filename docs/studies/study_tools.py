@@ -96,6 +96,14 @@ def strip_chart(title, y_label, cells, lo, hi, tick, footer, width=760, height=3
     return "\n".join(out) + "\n"
 
 
+def with_reference_line(svg, value, lo, hi, label, colour="#d62728", width=760, height=360, left=70, top=40, bottom=70):
+    """A dashed horizontal line at `value` on strip_chart's axis (a baseline or a threshold), labelled."""
+    y = top + (hi - value) / (hi - lo) * (height - top - bottom)
+    line = (f'<line x1="{left}" x2="{width - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-dasharray="5 4"/>'
+            f'<text x="{width - 22}" y="{y - 4:.1f}" text-anchor="end" fill="{colour}">{html.escape(label)}</text>')
+    return svg.replace("</svg>", line + "</svg>")
+
+
 def replace_block(page_text, lines):
     begin, end = "<!-- report:begin -->", "<!-- report:end -->"
     return page_text[: page_text.index(begin) + len(begin)] + "\n" + "\n".join(lines) + "\n" + page_text[page_text.index(end):]

@@ -15,7 +15,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import csv_text, fmt, holm, replace_block, stats, strip_chart, t_interval, write_or_check  # noqa: E402
+from study_tools import (csv_text, fmt, holm, replace_block, stats, strip_chart, t_interval, with_reference_line,  # noqa: E402
+                         write_or_check)
 
 PAGE = os.path.join(HERE, "..", "induction-sink.md")
 CONDITIONS = [("full", "full attention"), ("w17", "window 17, no sink"), ("w17s1", "window 17 + 1 sink")]
@@ -30,14 +31,6 @@ def paired(a, b):
         return mean, lo, hi, (0.0 if mean == 0 else math.copysign(math.inf, mean)), n - 1, (1.0 if mean == 0 else 0.0)
     t = mean / (sd / math.sqrt(n))
     return mean, lo, hi, t, n - 1, 2 * stats.t.sf(abs(t), n - 1)
-
-
-def with_reference_line(svg, value, lo, hi, label, width=760, height=360, left=70, top=40, bottom=70):
-    """A dashed horizontal line at `value` on strip_chart's axis (the uniform baseline)."""
-    y = top + (hi - value) / (hi - lo) * (height - top - bottom)
-    line = (f'<line x1="{left}" x2="{width - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d62728" stroke-dasharray="5 4"/>'
-            f'<text x="{width - 22}" y="{y - 4:.1f}" text-anchor="end" fill="#d62728">{label}</text>')
-    return svg.replace("</svg>", line + "</svg>")
 
 
 def main():
