@@ -129,7 +129,7 @@ int eval_lm(const LoadedModel& m, const std::string& path, const EvalOptions& o)
   const std::size_t unknown = std::size_t(std::count(ids.begin(), ids.end(), LmVocabulary::unk));
   const std::string tokenizer = lm_tokenizer_name(m.lm_vocab.tokenizer());
   const LmScore s = lm_score(*m.lm, ids, m.options.length, std::numeric_limits<std::size_t>::max(), m.options.batch,
-                             m.lm_vocab.characters_per_token(text));
+                             m.lm_vocab.characters_per_token(text), m.options.bos_windows);
   std::ostringstream human;
   human << "checkpoint " << path << " (lm, step " << m.step << ", " << tokenizer << " tokens), " << o.data << ": "
         << ids.size() << " tokens (" << unknown << " unknown, read as <unk>), " << s.tokens << " scored: " << std::fixed

@@ -65,10 +65,13 @@ int run_generate(const GenerateOptions& o) {
   for (std::size_t i = 0; i < prompt.size(); ++i) std::cout << (i ? codec.separator : "") << codec.decode(prompt[i]);
   std::cout << std::flush;
   Generator gen(o.seed);
+  // A model trained with --bos-windows read <s> first in every window: so does its generation.
+  const bool bos = m.options.bos_windows;
+  if (bos) prompt.insert(prompt.begin(), LmVocabulary::bos);
   generate(*m.lm, prompt, o.max_new_tokens, sampling, gen, [&](const GeneratedToken& t) {
     std::cout << codec.separator << codec.decode(t.id) << std::flush;
     return static_cast<bool>(std::cout);
-  });
+  }, ContextPath::kv_cache, bos);
   std::cout << "\n";
   return std::cout ? 0 : 1;
 }

@@ -263,6 +263,7 @@ Probe text_probe(const LoadedModel& m, const std::vector<std::int64_t>& ids, std
   for (std::size_t b = 0; b < count; ++b) {
     const std::size_t start = std::size_t(gen.below(ids.size() - L + 1));
     for (std::size_t t = 0; t < L; ++t) p.sequences(b, t) = ids[start + t];
+    if (m.options.bos_windows) p.sequences(b, 0) = LmVocabulary::bos;  // as the model read its windows
   }
   for (const char* text : {" ", "\n"}) {
     const std::vector<std::int64_t> one = m.lm_vocab.encode(text);

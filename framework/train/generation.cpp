@@ -25,33 +25,44 @@ std::vector<float> last_row(const Tensor<float>& logits) {
 }
 
 // The logits of the token after a sequence, as the model sees it through its window: the last
-// min(n, max_len) tokens, at positions 0, 1, ... (generation.hpp).
+// min(n, max_len) tokens, at positions 0, 1, ...; with keep_first, sequence[0] and the last
+// min(n, max_len) - 1 after it (generation.hpp).
 class NextTokenLogits {
  public:
-  NextTokenLogits(DecoderOnlyLM<float>& model, ContextPath path)
-      : model_(model), path_(path), caches_(model.layers()) {}
+  NextTokenLogits(DecoderOnlyLM<float>& model, ContextPath path, bool keep_first)
+      : model_(model), path_(path), keep_first_(keep_first), caches_(model.layers()) {}
 
   std::vector<float> after(const std::vector<std::int64_t>& sequence) {
     const std::size_t n = sequence.size(), max_len = model_.config().max_len;
-    const std::size_t start = n > max_len ? n - max_len : 0;  // the window is sequence[start, n)
-    if (path_ == ContextPath::recompute) return last_row(model_.forward(row_of(sequence, start, n), nullptr));
+    // The window is [sequence[0]] + sequence[start, n) with keep_first, else sequence[start, n).
+    const std::size_t start = n > max_len ? n - max_len + (keep_first_ ? 1 : 0) : 0;
+    if (path_ == ContextPath::recompute) return last_row(model_.forward(window_of(sequence, start, n), nullptr));
     if (start != window_start_) {  // the window slid: every position changed, no cached entry is valid
       for (KVCache<float>& cache : caches_) cache.clear();
       window_start_ = start;
-      fed_ = start;
+      fed_ = 0;
     }
     // The tokens the cache has not seen yet: the whole window after a (re)build, else the newest one.
-    const Tensor<float> logits = model_.forward(row_of(sequence, fed_, n), nullptr, &caches_);
+    const Tensor<float> logits =
+        model_.forward(fed_ == 0 ? window_of(sequence, start, n) : row_of(sequence, fed_, n), nullptr, &caches_);
     fed_ = n;
     return last_row(logits);
   }
 
  private:
+  IndexArray window_of(const std::vector<std::int64_t>& sequence, std::size_t start, std::size_t n) const {
+    if (!keep_first_ || start == 0) return row_of(sequence, start, n);
+    IndexArray a = IndexArray::from_shape({1, n - start + 1});
+    a(0, 0) = sequence[0];
+    for (std::size_t i = start; i < n; ++i) a(0, i - start + 1) = sequence[i];
+    return a;
+  }
   DecoderOnlyLM<float>& model_;
   const ContextPath path_;
-  std::vector<KVCache<float>> caches_;  // one per layer; position 0 holds sequence[window_start_]
+  const bool keep_first_;
+  std::vector<KVCache<float>> caches_;  // one per layer; position 0 holds the window's first token
   std::size_t window_start_ = 0;
-  std::size_t fed_ = 0;  // sequence[window_start_, fed_) is in the caches
+  std::size_t fed_ = 0;  // the window up to sequence[fed_) is in the caches (0: nothing)
 };
 
 void check_prompt(const std::vector<std::int64_t>& prompt, std::size_t vocab) {
@@ -66,13 +77,13 @@ void check_prompt(const std::vector<std::int64_t>& prompt, std::size_t vocab) {
 
 std::vector<std::int64_t> generate(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& prompt,
                                    std::size_t max_new_tokens, const SamplingOptions& options, Generator& gen,
-                                   const TokenCallback& on_token, ContextPath path) {
+                                   const TokenCallback& on_token, ContextPath path, bool keep_first) {
   options.validate();
   check_prompt(prompt, model.config().tgt_vocab);
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  NextTokenLogits next_logits(model, path);
+  NextTokenLogits next_logits(model, path, keep_first);
   std::vector<std::int64_t> sequence = prompt, generated;
   try {
     for (std::size_t i = 0; i < max_new_tokens; ++i) {

@@ -92,6 +92,9 @@ LmData load_lm_data(const TrainOptions& o, const LmVocabulary* saved) {
 }
 
 namespace {
+// --bos-windows: each window's first input replaced by <s> (inputs (B, T)).
+void start_with_bos(IndexArray& inputs) { xt::view(inputs, xt::all(), 0) = LmVocabulary::bos; }
+
 // The starts of the validation windows: every `context` ids, each window context + 1 ids long, at
 // most max_windows of them. ValueError (naming `what`) when there is none or a size is 0.
 std::vector<std::size_t> window_starts(const std::vector<std::int64_t>& ids, std::size_t context,
@@ -107,7 +110,7 @@ std::vector<std::size_t> window_starts(const std::vector<std::int64_t>& ids, std
 }  // namespace
 
 LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                 std::size_t max_windows, std::size_t batch, double chars_per_token) {
+                 std::size_t max_windows, std::size_t batch, double chars_per_token, bool bos_first) {
   const std::vector<std::size_t> starts = window_starts(ids, context, max_windows, batch, "lm_score");
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
@@ -118,7 +121,8 @@ LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& i
   for (const RowRange r : row_ranges(starts.size(), batch)) {
     const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(r.first), starts.begin() + std::ptrdiff_t(r.last));
     const IndexArray w = windows(ids, chunk, context + 1);  // (b, T + 1)
-    const IndexArray inputs = xt::view(w, xt::all(), xt::range(0, T));
+    IndexArray inputs = xt::view(w, xt::all(), xt::range(0, T));
+    if (bos_first) start_with_bos(inputs);
     IndexArray targets = xt::view(w, xt::all(), xt::range(1, T + 1));
     targets.reshape({targets.size()});
     const Tensor<float> logits = model.forward(inputs, nullptr);  // (b, T, V)
@@ -135,7 +139,7 @@ LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& i
 }
 
 double lm_sink_mass(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                    std::size_t max_windows, std::size_t batch) {
+                    std::size_t max_windows, std::size_t batch, bool bos_first) {
   const std::vector<std::size_t> starts = window_starts(ids, context, max_windows, batch, "lm_sink_mass");
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
@@ -145,7 +149,8 @@ double lm_sink_mass(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>
   std::size_t count = 0;
   for (const RowRange r : row_ranges(starts.size(), batch)) {
     const std::vector<std::size_t> chunk(starts.begin() + std::ptrdiff_t(r.first), starts.begin() + std::ptrdiff_t(r.last));
-    const IndexArray w = windows(ids, chunk, context);  // (b, T): the windows' inputs
+    IndexArray w = windows(ids, chunk, context);  // (b, T): the windows' inputs
+    if (bos_first) start_with_bos(w);
     (void)model.forward(w, nullptr);
     for (std::size_t l = 0; l < model.layers(); ++l) {
       const Array<float>& a = model.layer(l).self_attn.last_taps().weights.value();  // (b, h, T, T)
@@ -184,7 +189,8 @@ class LmTask : public detail::TrainingTask {
     std::vector<std::size_t> starts(o_.batch);
     for (std::size_t& s : starts) s = data_rng.below(last_start + 1);
     const IndexArray w = windows(data_.train, starts, T + 1);  // (B, T + 1)
-    const IndexArray inputs = xt::view(w, xt::all(), xt::range(0, std::ptrdiff_t(T)));
+    IndexArray inputs = xt::view(w, xt::all(), xt::range(0, std::ptrdiff_t(T)));
+    if (o_.bos_windows) start_with_bos(inputs);
     IndexArray targets = xt::view(w, xt::all(), xt::range(1, std::ptrdiff_t(T) + 1));
     targets.reshape({targets.size()});
     const Tensor<float> logits = model_.forward(inputs, &dropout_rng);  // (B, T, V)
@@ -193,7 +199,8 @@ class LmTask : public detail::TrainingTask {
   }
 
   void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
-    const LmScore s = lm_score(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch, data_.valid_chars_per_token);
+    const LmScore s = lm_score(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch, data_.valid_chars_per_token,
+                               o_.bos_windows);
     result.valid_loss = s.loss;
     result.valid_bits_per_char = s.bits_per_char;
     row.set("valid_loss", s.loss).set("valid_bits_per_char", s.bits_per_char);
@@ -216,7 +223,7 @@ class LmTask : public detail::TrainingTask {
     if (o_.run_dir.empty()) return;
     result.seconds = state.seconds();
     // The first-token sink of the final weights, on the validation windows (lm_task.hpp).
-    const double sink = lm_sink_mass(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch);
+    const double sink = lm_sink_mass(model_, data_.valid, o_.length, o_.eval_sequences, o_.batch, o_.bos_windows);
     detail::write_summary(o_, result, model_.parameter_count(), flops_per_token(),
                           {{"valid_bits_per_char", result.valid_bits_per_char}, {"sink_mass", sink}});
   }

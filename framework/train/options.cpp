@@ -295,6 +295,9 @@ void validate_attention_variant(const TrainOptions& o) {
       bad(field, "is for tasks induction, lm and recall (decoder-only models); task " + task_name(o.task) +
                      " has an encoder, whose attention is not causal");
   if (o.sinks > 0 && o.window == 0) bad("sinks", "keeps the first positions visible under a sliding window: give --window too");
+  if (o.bos_windows && o.task != Task::lm)
+    bad("bos_windows", "is for task lm (its windows start anywhere in a text); task " + task_name(o.task) +
+                           " starts its sequences with <s> already");
   if (o.latent_dim > 0 && o.kv_heads != 0 && o.kv_heads != o.heads)
     bad("kv_heads", "latent K/V (--latent-dim) up-projects keys and values for every head: leave --kv-heads at 0");
   if (o.rope_dim > 0 && o.latent_dim == 0)

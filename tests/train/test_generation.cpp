@@ -322,3 +322,42 @@ TEST_CASE("token_codec: an induction checkpoint holds no text: ids in decimal, s
   CHECK(codec.decode(12) == "12");
   CHECK(codec.separator == " ");
 }
+
+TEST_CASE("generate: keep_first holds the first token at position 0 of every context, cached or recomputed") {
+  // max_len 6, a prompt <s> 4 7 and 10 new tokens: the window slides from the 4th new token on, and
+  // every context is then <s> followed by the last 5 tokens.
+  Generator init(5);
+  DecoderOnlyLM<float> lm(lm_config(6), init);
+  const std::vector<std::int64_t> prompt = {1, 4, 7};
+  SamplingOptions o;
+  o.temperature = 1.0;
+  Run runs[2];
+  for (ContextPath path : {ContextPath::kv_cache, ContextPath::recompute}) {
+    Generator gen(11);
+    Run& r = runs[path == ContextPath::kv_cache ? 0 : 1];
+    r.tokens = generate(lm, prompt, 10, o, gen,
+                        [&](const GeneratedToken& t) {
+                          r.logits.push_back(*t.logits);
+                          return true;
+                        },
+                        path, /*keep_first=*/true);
+  }
+  REQUIRE(runs[0].tokens.size() == 10);
+  CHECK(runs[0].tokens == runs[1].tokens);
+  std::vector<std::int64_t> sequence = prompt;
+  for (std::size_t i = 0; i < 10; ++i) {
+    INFO("token " << i << ", sequence length " << sequence.size());
+    // The context by hand: the whole sequence while it fits, else <s> and the last 5 tokens.
+    std::vector<std::int64_t> context = sequence;
+    if (context.size() > 6) {
+      context = {sequence[0]};
+      context.insert(context.end(), sequence.end() - 5, sequence.end());
+    }
+    check_close(runs[0].logits[i], runs[1].logits[i]);
+    check_close(runs[0].logits[i], reference_logits(lm, context));
+    sequence.push_back(runs[0].tokens[i]);
+  }
+  // Without keep_first the sliding contexts lose <s>: other logits once the window slides.
+  const Run plain = run_generation(lm, prompt, 10, o, 11, ContextPath::kv_cache);
+  CHECK(plain.logits.back() != runs[0].logits.back());
+}

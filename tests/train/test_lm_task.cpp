@@ -8,6 +8,7 @@
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/threads.hpp"
 #include "headlab/lab/heads.hpp"
+#include "headlab/ops/ops.hpp"
 #include "headlab/train/trainer.hpp"
 #include "read_bytes.hpp"
 #include "test_support.hpp"
@@ -294,4 +295,60 @@ TEST_CASE("lm sink mass: equals the mean over layers and heads of the per-head s
   CHECK(sink == doctest::Approx(sum / double(heads)).epsilon(1e-9));
   CHECK(sink > 0.0);
   CHECK(sink < 1.0);
+}
+
+TEST_CASE("lm --bos-windows: each window is read from <s>, as the score and the sink mass are computed here") {
+  DecoderOnlyLM<float> m = tiny_lm(12, 6, GateKind::none, 7);
+  m.eval();
+  const std::vector<std::int64_t> ids = some_ids(40, 12);
+  // 3 windows of 6 inputs + 1 target (starts 0, 6, 12); with bos_first the first input is <s> (1).
+  IndexArray inputs = IndexArray::from_shape({3, 6});
+  IndexArray targets = IndexArray::from_shape({18});
+  for (std::size_t b = 0; b < 3; ++b)
+    for (std::size_t t = 0; t < 6; ++t) {
+      inputs(b, t) = t == 0 ? LmVocabulary::bos : ids[6 * b + t];
+      targets(6 * b + t) = ids[6 * b + t + 1];
+    }
+  double expected = 0, sink = 0;
+  {
+    NoGradGuard no_grad;
+    for (std::size_t l = 0; l < m.layers(); ++l) m.layer(l).self_attn.set_taps(true);
+    const Tensor<float> logits = m.forward(inputs, nullptr);  // (3, 6, V)
+    expected = cross_entropy(reshape(logits, {-1, 12}), targets, -100).item();
+    std::size_t heads = 0;
+    for (std::size_t l = 0; l < m.layers(); ++l)
+      for (double s : sink_mass(m.layer(l).self_attn.last_taps().weights.value())) sink += s, ++heads;
+    sink /= double(heads);
+    for (std::size_t l = 0; l < m.layers(); ++l) m.layer(l).self_attn.set_taps(false);
+  }
+  const LmScore with = lm_score(m, ids, 6, 3, 2, 1.0, true), without = lm_score(m, ids, 6, 3, 2, 1.0, false);
+  CHECK(with.tokens == 18);
+  CHECK(with.loss == doctest::Approx(expected).epsilon(1e-6));
+  CHECK(std::abs(with.loss - without.loss) > 1e-6);  // the first input matters
+  CHECK(lm_sink_mass(m, ids, 6, 3, 2, true) == doctest::Approx(sink).epsilon(1e-6));
+}
+
+TEST_CASE("lm --bos-windows: a run trains from <s>-first windows, stores the option and is refused for other tasks") {
+  TempDir dir("lm_bos_windows");
+  TrainOptions o = small_lm(dir.path / "run", 6);
+  o.d_model = 16;
+  o.heads = 2;
+  o.ff_dim = 32;
+  o.length = 8;
+  o.batch = 4;
+  o.eval_sequences = 8;
+  o.bos_windows = true;
+  std::ostringstream log;
+  (void)train(o, log);
+  const LoadedModel m = load_trained_model((dir.path / "run" / "checkpoint.safetensors").string());
+  CHECK(m.options.bos_windows);
+  o.bos_windows = false;
+  o.run_dir = (dir.path / "plain").string();
+  std::ostringstream log2;
+  (void)train(o, log2);
+  // The same seed and data: only the first input of every window differs, so the losses do.
+  CHECK(testing::read_bytes(dir.path / "run" / "metrics.jsonl") != testing::read_bytes(dir.path / "plain" / "metrics.jsonl"));
+  TrainOptions induction = TrainOptions::defaults_for(Task::induction);
+  induction.bos_windows = true;
+  CHECK_THROWS_WITH_AS(induction.validate(), doctest::Contains("bos_windows: is for task lm"), OptionError);
 }

@@ -94,7 +94,8 @@ struct Probe {
 };
 Probe repeated_tokens_probe(const LoadedModel& model, std::size_t count, std::size_t block, std::uint64_t seed);
 // A language model's own kind of input: `count` windows of its context (max_len ids) cut from
-// `ids` (a text encoded with the model's vocabulary) at starts drawn uniformly from seed; the
+// `ids` (a text encoded with the model's vocabulary) at starts drawn uniformly from seed (a model
+// trained with --bos-windows reads <s> first, as in training: position 0 holds <s>); the
 // delimiters are the ids of " " and "\n" that the vocabulary has. ValueError unless the model is
 // an lm and ids hold at least one window.
 Probe text_probe(const LoadedModel& model, const std::vector<std::int64_t>& ids, std::size_t count, std::uint64_t seed);

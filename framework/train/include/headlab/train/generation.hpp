@@ -48,8 +48,11 @@ using TokenCallback = std::function<bool(const GeneratedToken&)>;
 // The generated tokens (the prompt not included), at most max_new_tokens. Runs in eval mode (the
 // model's mode is restored afterwards) without recording a graph. ValueError for an empty prompt, a
 // prompt id outside [0, V), or invalid options.
+// keep_first (a model trained with --bos-windows, the prompt starting with <s>): the first token of
+// the sequence stays at position 0 of every context, followed by the last max_len - 1 tokens.
 std::vector<std::int64_t> generate(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& prompt,
                                    std::size_t max_new_tokens, const SamplingOptions& options, Generator& gen,
-                                   const TokenCallback& on_token = {}, ContextPath path = ContextPath::kv_cache);
+                                   const TokenCallback& on_token = {}, ContextPath path = ContextPath::kv_cache,
+                                   bool keep_first = false);
 
 }  // namespace headlab

@@ -5,6 +5,7 @@
 // training text by --tokenizer char|word). Without --valid, its last --valid-fraction of
 // characters is held out.
 // One step:  B windows of T + 1 ids at uniform random starts of the training stream (data_rng)
+//            with --bos-windows, window[:, 0] = <s> (a fixed first input, the target ids unchanged)
 //            logits = model(window[:, :-1])              (B, T, V), causal
 //            loss = cross_entropy(logits, window[:, 1:])  mean over the B T next characters
 // Validation: the held-out stream cut into consecutive windows of T + 1 ids (each window's first
@@ -44,9 +45,10 @@ struct LmScore {
   std::size_t tokens = 0;    // tokens scored
 };
 // The validation score of `ids` (eval mode, no graph), windows of `context` + 1 ids as above, at
-// most `max_windows`, `batch` windows per forward.
+// most `max_windows`, `batch` windows per forward. bos_first (a model trained with --bos-windows):
+// each window's first input is <s> instead of its first id, as in training.
 LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                 std::size_t max_windows, std::size_t batch, double chars_per_token = 1.0);
+                 std::size_t max_windows, std::size_t batch, double chars_per_token = 1.0, bool bos_first = false);
 
 // The first-token attention sink (Xiao et al. 2023, StreamingLLM) of a decoder-only model on the
 // windows lm_score reads (their first `context` ids as inputs, at most `max_windows`):
@@ -57,7 +59,7 @@ LmScore lm_score(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& i
 // goes into summary.json as "sink_mass" (`headlab heads` reports the same score per head, on its
 // repeated-token probe). ValueError as lm_score.
 double lm_sink_mass(DecoderOnlyLM<float>& model, const std::vector<std::int64_t>& ids, std::size_t context,
-                    std::size_t max_windows, std::size_t batch);
+                    std::size_t max_windows, std::size_t batch, bool bos_first = false);
 
 TrainResult train_lm(const TrainOptions& options, std::ostream& log);
 

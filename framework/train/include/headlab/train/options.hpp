@@ -133,6 +133,9 @@ class OptionError : public ValueError {
     "sliding-window attention: a query sees its last W positions, itself included (0 = the whole causal prefix)")     \
   X(std::size_t, sinks, "sinks", 0, 0, 0, 0, 0, true, kInduction | kLm | kRecall,                                                \
     "with --window: the first positions every query still sees (attention sinks, StreamingLLM)")                      \
+  X(bool, bos_windows, "bos-windows", false, false, false, false, false, true, kLm,                                         \
+    "lm: every window starts with <s> (the model reads <s> x_1..x_{T-1} and predicts x_1..x_T): a fixed first token, "  \
+    "where attention sinks form (StreamingLLM; Gu et al. 2024)")                                                      \
   X(std::size_t, latent_dim, "latent-dim", 0, 0, 0, 0, 0, true, kInduction | kLm | kRecall,                                      \
     "latent K/V (MLA, DeepSeek-V2): keys and values up-projected from one latent of this size per token (0 = off)")   \
   X(std::size_t, rope_dim, "rope-dim", 0, 0, 0, 0, 0, true, kInduction | kLm | kRecall,                                          \
