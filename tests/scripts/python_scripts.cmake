@@ -105,6 +105,10 @@ add_test(NAME docs.study_text_head_roles_tables
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/text-head-roles/report.py --check)
 set_tests_properties(docs.study_text_head_roles_tables PROPERTIES
                      PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
+add_test(NAME docs.study_lm_sink_tables
+         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/lm-sink/report.py --check)
+set_tests_properties(docs.study_lm_sink_tables PROPERTIES
+                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
 add_test(NAME docs.study_free_lunch_tables
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/free-lunch/report.py --check)
 set_tests_properties(docs.study_free_lunch_tables PROPERTIES
