@@ -307,7 +307,13 @@ static Probe text_probe_of(const LoadedModel& m, const HeadsOptions& o) {
     throw ValueError("--text: a text probe is for language-model checkpoints (task lm), this one is '" +
                      task_name(m.options.task) + "'");
   const std::string text = read_text_file(o.text, "heads --text", kMaxTextFileBytes);
-  return text_probe(m, m.lm_vocab.encode(text), o.probe_sequences, o.seed);
+  std::vector<std::int64_t> ids;
+  try {
+    ids = m.lm_vocab.encode(text);
+  } catch (const ValueError& e) {  // invalid UTF-8: a bad file, named
+    throw FormatError("heads --text: " + o.text + ": " + e.what());
+  }
+  return text_probe(m, ids, o.probe_sequences, o.seed);
 }
 
 int run_heads(const HeadsOptions& o) {
@@ -369,7 +375,9 @@ int run_heads(const HeadsOptions& o) {
     }
     const double uniform = rows[k].sink_uniform;
     std::cout << "  " << std::left << std::setw(34) << rows[k].site << std::right << " max " << fixed(rows[top].sink_mass)
-              << " (head " << rows[top].head << ", " << fixed(rows[top].sink_mass / uniform, 1) << "x uniform), mean "
+              << " (head " << rows[top].head << ", "
+              << (uniform > 0 ? fixed(rows[top].sink_mass / uniform, 1) + "x uniform" : "key 0 hidden from these queries")
+              << "), mean "
               << fixed(sum / double(end - k)) << "; uniform " << fixed(uniform) << "; max logit "
               << fixed(rows[top_logit].max_logit, 2) << " (head " << rows[top_logit].head << "); max |residual| "
               << fixed(rows[k].max_residual, 2) << "\n";

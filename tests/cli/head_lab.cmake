@@ -50,6 +50,14 @@ add_test(NAME cli.heads_sink_queries_and_window
 set_tests_properties(cli.heads_sink_queries_and_window PROPERTIES
                      PASS_REGULAR_EXPRESSION "a window of 3 \\+ 1 sinks \\(set at evaluation; trained with the whole causal prefix\\).*sink mass on queries 1:7 per module.*layers.1.self_attn +max [0-9.]+ \\(head [01], [0-9.]+x uniform\\), mean [0-9.]+; uniform [0-9.]+; max logit [0-9.-]+ \\(head [01]\\); max \\|residual\\| [0-9.]+\n.*,sink_queries,max_logit,max_residual\n4\n$"
                      FIXTURES_REQUIRED lab_induction)
+# A window that hides key 0 from every query of the range: sink mass 0, no ratio to a zero baseline.
+add_test(NAME cli.heads_window_hides_key_zero
+         COMMAND headlab_cli heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_hidden
+                 --overwrite --window 3 --sink-queries 5:13)
+set_tests_properties(cli.heads_window_hides_key_zero PROPERTIES
+                     PASS_REGULAR_EXPRESSION "layers.1.self_attn +max 0.000 \\(head 0, key 0 hidden from these queries\\), mean 0.000; uniform 0.000"
+                     FAIL_REGULAR_EXPRESSION "inf|nan"
+                     FIXTURES_REQUIRED lab_induction)
 # eval: a window set at evaluation changes the score and is in the JSON; the trained attention is
 # reported too (window 0).
 add_test(NAME cli.eval_window_override
@@ -69,7 +77,13 @@ set_tests_properties(cli.eval_sinks_without_window_exits_2 cli.heads_sink_querie
                      cli.heads_sink_queries_unknown_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
 expect_exit(cli.eval_window_on_encoder_decoder_exits_2 2 "a 'copy' checkpoint is an encoder-decoder"
             ${HL} eval --checkpoint ${LAB}/copy/checkpoint.safetensors --window 4)
-set_tests_properties(cli.eval_window_on_encoder_decoder_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)
+expect_exit(cli.explore_window_on_encoder_decoder_exits_2 2 "a 'copy' checkpoint is an encoder-decoder"
+            ${HL} explore --checkpoint ${LAB}/copy/checkpoint.safetensors --window 4 --out ${LAB}/never.html)
+set_tests_properties(cli.eval_window_on_encoder_decoder_exits_2 cli.explore_window_on_encoder_decoder_exits_2
+                     PROPERTIES FIXTURES_REQUIRED lab_copy)
+expect_exit(cli.heads_sinks_without_window_exits_2 2 "--sinks 2 needs --window W > 0"
+            ${HL} heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/never_made --sinks 2)
+set_tests_properties(cli.heads_sinks_without_window_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
 
 # prune: both curves from no head to every head, and the files.
 add_test(NAME cli.prune_induction

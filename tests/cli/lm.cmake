@@ -63,3 +63,15 @@ set_tests_properties(cli.lm_heads_text_probe_with_block_exits_2 cli.lm_heads_tex
 expect_exit(cli.heads_text_probe_on_induction_exits_2 2 "a text probe is for language-model checkpoints"
             $<TARGET_FILE:headlab_cli> heads --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_head_lab/induction/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt)
 set_tests_properties(cli.heads_text_probe_on_induction_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
+# A --text that is not UTF-8 or not a regular file: exit 1 naming the file, nothing written.
+add_test(NAME cli.lm_heads_text_probe_bad_utf8_exits_1
+         COMMAND sh -c "printf 'abc\\377\\376 and a text long enough for a window of sixteen\\n' > \"$2\" &&
+                        \"$0\" heads --checkpoint \"$1/checkpoint.safetensors\" --text \"$2\" --out \"$1/heads_never\"; echo \"exit status $?\""
+                 $<TARGET_FILE:headlab_cli> ${LM_RUN} ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_bad_utf8.txt)
+set_tests_properties(cli.lm_heads_text_probe_bad_utf8_exits_1 PROPERTIES
+                     PASS_REGULAR_EXPRESSION "heads --text: [^\n]*cli_lm_bad_utf8.txt: not valid UTF-8 at byte 3\nexit status 1\n")
+expect_exit(cli.lm_heads_text_probe_directory_exits_1 1 "heads --text: [^\n]*: not a regular file"
+            $<TARGET_FILE:headlab_cli> heads --checkpoint ${LM_RUN}/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}
+            --out ${LM_RUN}/heads_never)
+set_tests_properties(cli.lm_heads_text_probe_bad_utf8_exits_1 cli.lm_heads_text_probe_directory_exits_1
+                     PROPERTIES FIXTURES_REQUIRED lm_run)
