@@ -296,9 +296,14 @@ else
     echo "|---|---|---|"
   } > "$table"
   caught=0
+  # A wrong answer can corrupt the heap so that the crash handler itself deadlocks (seen once: a
+  # crash inside malloc, then doctest's signal handler waiting on malloc's lock): each trapped run is
+  # stopped after trap_limit seconds (they take a few), and a hang counts as caught, as a grader's
+  # time limit would report it.
+  trap_limit=${HEADLAB_COURSE_TRAP_TIMEOUT:-120}
   for line in "${trap_lines[@]}"; do
     IFS=$'\t' read -r name task _deps <<< "$line"
-    out=$( (HEADLAB_COURSE_TRAP=$name "$student_tests" "-tc=task $task:*" 2>&1; exit $?) 2> /dev/null) && rc=0 || rc=$?
+    out=$( (HEADLAB_COURSE_TRAP=$name timeout -k 10 "$trap_limit" "$student_tests" "-tc=task $task:*" 2>&1; exit $?) 2> /dev/null) && rc=0 || rc=$?
     read -r n passed failed <<< "$(summary <<< "$out")"
     cases=$(sed -n "s/^TEST CASE: *task $task: //p" <<< "$out" | sort -u | cut -c1-60 | paste -sd ';' | sed 's/;/; /g; s/|/\\|/g')
     if [ "$rc" -eq 0 ]; then
@@ -307,6 +312,7 @@ else
     else
       caught=$((caught + 1))
       [ "$rc" -gt 128 ] && cases="$cases (crashed: signal $((rc - 128)))"
+      [ "$rc" -eq 124 ] && cases="$cases (hung: stopped after $trap_limit s)"
       printf '   %-4s %-36s caught by: %s\n' "$task" "$name" "${cases:-exit $rc}"
       echo "| $task | $name | ${cases:-exit $rc} |" >> "$table"
     fi
@@ -331,7 +337,7 @@ else
     IFS=$'\t' read -r name task _deps <<< "$line"
     [ "$task" = 0.2 ] && continue
     # (in a subshell: a wrong answer may crash the binary, and bash would report it here)
-    if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps "$student_tests" "-tc=task $task:*" > /dev/null 2>&1; exit $?) 2> /dev/null; then
+    if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps timeout -k 10 "$trap_limit" "$student_tests" "-tc=task $task:*" > /dev/null 2>&1; exit $?) 2> /dev/null; then
       fail "trap $name with$gradcheck_traps: the cases of task $task pass"
     fi
   done
