@@ -338,7 +338,7 @@ int run_heads(const HeadsOptions& o) {
   if (!window.empty()) std::cout << window << "\n";
   std::ostringstream csv;
   csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output,sink_uniform,"
-         "sink_queries,max_logit,max_residual,delimiter,delimiter_uniform\n";
+         "sink_queries,max_logit,max_residual,delimiter,delimiter_uniform,gate_queries\n";
   std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
             << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << std::setw(9) << "logit"
             << (gated ? "   gate" : "") << (text ? "  delim" : "") << "   role\n";
@@ -347,7 +347,7 @@ int run_heads(const HeadsOptions& o) {
         << fixed(r.sink_mass, 6) << "," << fixed(r.previous_token, 6) << "," << fixed(r.induction, 6) << ","
         << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "," << fixed(r.sink_uniform, 6) << ","
         << r.sink_queries << "," << fixed(r.max_logit, 6) << "," << fixed(r.max_residual, 6) << ","
-        << fixed(r.delimiter, 6) << "," << fixed(r.delimiter_uniform, 6) << "\n";
+        << fixed(r.delimiter, 6) << "," << fixed(r.delimiter_uniform, 6) << "," << fixed(r.gate_queries, 6) << "\n";
     std::string role;  // the > 0.4 convention of Olsson et al.
     if (r.induction > 0.4) role += " induction";
     if (r.previous_token > 0.4) role += " previous-token";

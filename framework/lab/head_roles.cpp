@@ -112,6 +112,18 @@ std::vector<double> sink_mass(const Array<T>& w, const QueryRange& queries) {
   return stripe_mean(w, queries.first, queries.last, [](std::size_t) { return std::ptrdiff_t(0); });
 }
 
+template <typename T>
+std::vector<double> gate_mean_over(const Array<T>& gate, const QueryRange& queries) {
+  if (gate.dimension() != 4) throw ShapeError("gate_mean_over: expected a gate of shape (B, h, L, 1 or d)");
+  const std::size_t L = gate.shape()[2], first = std::max<std::size_t>(queries.first, 1),
+                    last = std::min(queries.last, L);
+  std::vector<double> mean(gate.shape()[1], std::numeric_limits<double>::quiet_NaN());
+  if (first >= last) return mean;
+  for (std::size_t h = 0; h < mean.size(); ++h)
+    mean[h] = double(xt::mean(xt::view(gate, xt::all(), h, xt::range(first, last), xt::all()))());
+  return mean;
+}
+
 double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks,
                          const QueryRange& queries) {
   const std::size_t first = std::max<std::size_t>(queries.first, 1), last = std::min(queries.last, L);
@@ -174,6 +186,7 @@ std::vector<double> delimiter_score(const Array<T>& w, const IndexArray& ids, co
 #define HEADLAB_SCORES(T)                                                             \
   template std::vector<double> attention_entropy<T>(const Array<T>&);                 \
   template std::vector<double> sink_mass<T>(const Array<T>&, const QueryRange&);      \
+  template std::vector<double> gate_mean_over<T>(const Array<T>&, const QueryRange&); \
   template std::vector<double> previous_token_score<T>(const Array<T>&);              \
   template std::vector<double> induction_score<T>(const Array<T>&, std::size_t);        \
   template std::vector<double> delimiter_score<T>(const Array<T>&, const IndexArray&,  \
@@ -353,6 +366,8 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
     const double max_abs = double(xt::amax(xt::abs(taps.output.value()))());
     const double max_residual = double(xt::amax(xt::abs(layer_output(m, s).value()))());
     const Array<float>& max_logit = taps.max_logit.value();  // (h)
+    const std::vector<double> gate_queries =
+        taps.gate.defined() ? gate_mean_over(taps.gate.value(), sink_queries) : nan;
     const double uniform = uniform_sink_mass(w.shape()[2], w.shape()[3], causal, c.window, c.sinks, sink_queries);
     for (std::size_t h = 0; h < s.heads(); ++h) {
       HeadRoles r;
@@ -368,8 +383,11 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
       r.induction = induction[h];
       r.delimiter = delimiter[h];
       r.delimiter_uniform = delimiter_uniform;
-      r.gate_mean = std::numeric_limits<double>::quiet_NaN();
-      if (taps.gate.defined()) r.gate_mean = double(xt::mean(xt::view(taps.gate.value(), xt::all(), h))());
+      r.gate_mean = r.gate_queries = std::numeric_limits<double>::quiet_NaN();
+      if (taps.gate.defined()) {
+        r.gate_mean = double(xt::mean(xt::view(taps.gate.value(), xt::all(), h))());
+        r.gate_queries = gate_queries[h];
+      }
       r.max_abs_output = max_abs;
       r.max_logit = double(max_logit(h));
       r.max_residual = max_residual;

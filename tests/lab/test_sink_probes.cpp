@@ -194,3 +194,42 @@ TEST_CASE("text probes: windows of the model's context cut from the text, delimi
                        doctest::Contains("fewer than one window"), ValueError);
   CHECK_THROWS_WITH_AS(parse_query_range("first-half", 0), doctest::Contains("on a text probe"), ValueError);
 }
+
+TEST_CASE("sink probes: the mean gate over a query range, by hand") {
+  // gate (B 2, h 2, L 5, 1): head 0's gate at query i is i / 10, head 1's is 1 - i / 10.
+  Array<double> gate = xt::zeros<double>({2, 2, 5, 1});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < 5; ++i) {
+      gate(b, 0, i, 0) = double(i) / 10.0;
+      gate(b, 1, i, 0) = 1.0 - double(i) / 10.0;
+    }
+  std::vector<double> all = gate_mean_over(gate, parse_query_range("all", 2));  // queries 1..4
+  CHECK(all[0] == doctest::Approx(0.25));
+  CHECK(all[1] == doctest::Approx(0.75));
+  std::vector<double> late = gate_mean_over(gate, parse_query_range("3:", 2));  // queries 3, 4
+  CHECK(late[0] == doctest::Approx(0.35));
+  CHECK(late[1] == doctest::Approx(0.65));
+  CHECK(std::isnan(gate_mean_over(gate, parse_query_range("7:9", 2))[0]));  // no query in range
+  CHECK_THROWS_AS(gate_mean_over(Array<double>(xt::zeros<double>({2, 5, 1}))), ShapeError);
+}
+
+TEST_CASE("sink probes: heads reports each head's gate over the chosen queries") {
+  // Headwise gate with W = 0: head h's gate is sigmoid(b_h) at every query, whatever the range.
+  TrainOptions o = sink_model_options();
+  o.gate = GateKind::headwise;
+  LoadedModel m = testing::untrained_model(o, 3);
+  param(m, "layers.0.self_attn.gate_proj.weight").mutable_value().fill(0.0f);  // (h, D)
+  Array<float>& bias = param(m, "layers.0.self_attn.gate_proj.bias").mutable_value();
+  bias(0) = -2.0f;
+  bias(1) = 1.5f;
+  const Probe probe = repeated_tokens_probe(m, 4, 0, 1);
+  for (const char* range : {"first-half", "second-half"}) {
+    const std::vector<HeadRoles> rows = head_roles(m, probe, parse_query_range(range, probe.block));
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].gate_queries == doctest::Approx(1.0 / (1.0 + std::exp(2.0))).epsilon(1e-6));
+    CHECK(rows[1].gate_queries == doctest::Approx(1.0 / (1.0 + std::exp(-1.5))).epsilon(1e-6));
+  }
+  LoadedModel plain = testing::untrained_model(sink_model_options(), 3);
+  const std::vector<HeadRoles> ungated = head_roles(plain, probe);
+  CHECK(std::isnan(ungated[0].gate_queries));
+}

@@ -55,6 +55,9 @@ QueryRange parse_query_range(const std::string& text, std::size_t block);
 std::string query_range_text(const QueryRange& range, std::size_t L);  // "1:17" (last clipped to L)
 template <typename T>
 std::vector<double> sink_mass(const Array<T>& weights, const QueryRange& queries = {});
+// Mean gate per head over the queries i of Q (i >= 1), all channels: gate (B, h, L, 1 or d) -> (h).
+template <typename T>
+std::vector<double> gate_mean_over(const Array<T>& gate, const QueryRange& queries = {});
 template <typename T>
 std::vector<double> previous_token_score(const Array<T>& weights);
 // The sink mass of uniform attention on L queries and S keys under the module's mask (causal,
@@ -109,6 +112,7 @@ struct HeadRoles {
   double sink_uniform = 0;    // uniform_sink_mass of the module on the same queries (the same for its heads)
   std::string sink_queries;   // the queries of sink_mass, "1:33"
   double gate_mean;           // mean sigmoid gate of the head (NaN when ungated)
+  double gate_queries = 0;    // the same mean over the queries of sink_mass only (NaN when ungated)
   double max_abs_output = 0;  // largest |output| of the head's module (B, L, D) on the probe
   double max_logit = 0;       // the head's largest attention logit q.k / sqrt(d) over visible keys (Qiu et al.)
   double max_residual = 0;    // largest |value| of the residual stream after the head's layer (B, L, D):
