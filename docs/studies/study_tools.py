@@ -43,6 +43,16 @@ def welch(a, b):
     return diff, diff - half, diff + half, t, df, p
 
 
+def paired(a, b):
+    """mean(a - b) over pairs, its 95% t-interval, t, df and the two-sided p."""
+    d = [x - y for x, y in zip(a, b)]
+    n, mean, sd, lo, hi = t_interval(d)
+    if sd == 0:
+        return mean, lo, hi, (0.0 if mean == 0 else math.copysign(math.inf, mean)), n - 1, (1.0 if mean == 0 else 0.0)
+    t = mean / (sd / math.sqrt(n))
+    return mean, lo, hi, t, n - 1, 2 * stats.t.sf(abs(t), n - 1)
+
+
 def holm(ps):
     order = sorted(range(len(ps)), key=lambda i: ps[i])
     adjusted, running = [0.0] * len(ps), 0.0
@@ -104,8 +114,47 @@ def with_reference_line(svg, value, lo, hi, label, colour="#d62728", width=760, 
     return svg.replace("</svg>", line + "</svg>")
 
 
-def replace_block(page_text, lines):
-    begin, end = "<!-- report:begin -->", "<!-- report:end -->"
+def log_x_chart(title, y_label, series, lo, hi, tick, footer, width=760, height=380, left=70, top=40, bottom=60,
+                right=130):
+    """series: [(label, colour, {x: [one value a seed]})] on a log2 x axis: every seed a dot (spread a
+    little sideways by series), the mean over seeds a line; a value None (a run with no number) is skipped."""
+    xs = sorted({x for _, _, points in series for x in points})
+    lx = lambda x: math.log2(x)
+    x0, x1 = lx(xs[0]), lx(xs[-1])
+    px = lambda x: left + (lx(x) - x0) / (x1 - x0) * (width - left - right)
+    py = lambda v: top + (hi - min(max(v, lo), hi)) / (hi - lo) * (height - top - bottom)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{html.escape(title)}</text>']
+    t = lo
+    while t <= hi + 1e-9:
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+        t += tick
+    for x in xs:
+        out.append(f'<text x="{px(x):.1f}" y="{height - bottom + 16}" text-anchor="middle">{x:g}</text>')
+    mid = (top + height - bottom) / 2
+    out.append(f'<text x="16" y="{mid}" transform="rotate(-90 16 {mid})" text-anchor="middle">{html.escape(y_label)}</text>')
+    for k, (label, colour, points) in enumerate(series):
+        shift = (k - (len(series) - 1) / 2) * 5
+        means = []
+        for x in xs:
+            values = [v for v in points.get(x, []) if v is not None]
+            for v in values:
+                out.append(f'<circle cx="{px(x) + shift:.1f}" cy="{py(v):.1f}" r="3" fill="{colour}" fill-opacity="0.55">'
+                           f'<title>{html.escape(label)} at {x:g}: {v:.3g}</title></circle>')
+            if values:
+                means.append((px(x) + shift, py(statistics.fmean(values))))
+        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+                   + " ".join(f"{a:.1f},{b:.1f}" for a, b in means) + '"/>')
+        out.append(f'<text x="{width - right + 8}" y="{top + 16 * (k + 1)}" fill="{colour}">{html.escape(label)}</text>')
+    out.append(f'<text x="{left}" y="{height - 12}" fill="#555">{html.escape(footer)}</text></svg>')
+    return "\n".join(out) + "\n"
+
+
+def replace_block(page_text, lines, name=""):
+    """The page with the lines between <!-- report:begin[ NAME] --> and <!-- report:end[ NAME] --> replaced."""
+    tag = f" {name}" if name else ""
+    begin, end = f"<!-- report:begin{tag} -->", f"<!-- report:end{tag} -->"
     return page_text[: page_text.index(begin) + len(begin)] + "\n" + "\n".join(lines) + "\n" + page_text[page_text.index(end):]
 
 

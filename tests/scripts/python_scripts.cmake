@@ -64,13 +64,16 @@ add_test(NAME data.grammar_corpus COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOU
                                           ${PROJECT_SOURCE_DIR})
 set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all checks pass")
 
-# Study 9's page, summary.csv, comparisons.csv and chart are what its raw runs.csv gives
-# (docs/studies/head-count-grammar/report.py --check, Debian's python3-scipy: setup.sh --with-scipy;
-# skipped without it, a failure in CI where HEADLAB_REQUIRE_SCIPY=1).
-add_test(NAME docs.study_head_count_grammar_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-grammar/report.py --check)
-set_tests_properties(docs.study_head_count_grammar_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
+# Each study's page, summary.csv, comparisons.csv and charts are what its raw runs.csv gives
+# (docs/studies/<study>/report.py --check, Debian's python3-scipy: setup.sh --with-scipy; skipped
+# without it, a failure in CI where HEADLAB_REQUIRE_SCIPY=1). Test docs.study_<study>_tables.
+foreach(study head-count-grammar head-count-recall induction-heads induction-phase-change induction-sink
+              text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss)
+  string(REPLACE "-" "_" name ${study})
+  add_test(NAME docs.study_${name}_tables COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.py --check)
+  set_tests_properties(docs.study_${name}_tables PROPERTIES PASS_REGULAR_EXPRESSION "agree with runs.csv"
+                       SKIP_RETURN_CODE 77)
+endforeach()
 
 # Every study recipe (docs/studies/*/recipe.ini) pins every option `headlab train` has, with the
 # value it is read as: a default changed later cannot change a study (tests/docs/check_recipes.py);
@@ -89,30 +92,6 @@ add_test(NAME docs.study_recipes_check_sees_an_unpinned_option
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.study_recipes_check_sees_an_unpinned_option PROPERTIES
                      PASS_REGULAR_EXPRESSION "option warmup is not pinned \\(resolved today to [0-9]+\\)\nexit status 1\n")
-add_test(NAME docs.study_induction_heads_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/induction-heads/report.py --check)
-set_tests_properties(docs.study_induction_heads_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-add_test(NAME docs.study_induction_phase_change_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/induction-phase-change/report.py --check)
-set_tests_properties(docs.study_induction_phase_change_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-add_test(NAME docs.study_induction_sink_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/induction-sink/report.py --check)
-set_tests_properties(docs.study_induction_sink_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-add_test(NAME docs.study_text_head_roles_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/text-head-roles/report.py --check)
-set_tests_properties(docs.study_text_head_roles_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-add_test(NAME docs.study_lm_sink_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/lm-sink/report.py --check)
-set_tests_properties(docs.study_lm_sink_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-add_test(NAME docs.study_free_lunch_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/free-lunch/report.py --check)
-set_tests_properties(docs.study_free_lunch_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)
@@ -133,7 +112,3 @@ add_test(NAME docs.study_kv_sharing_recall_block
                  ${PROJECT_SOURCE_DIR}/docs/studies/kv-sharing-recall.md
                  ${PROJECT_SOURCE_DIR}/docs/studies/kv-sharing-recall/report.md)
 set_tests_properties(docs.study_kv_sharing_recall_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
-add_test(NAME docs.study_head_count_recall_tables
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-recall/report.py --check)
-set_tests_properties(docs.study_head_count_recall_tables PROPERTIES
-                     PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)

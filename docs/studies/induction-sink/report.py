@@ -8,29 +8,18 @@ tables and the verdict against the recipe's criteria.
 docs.study_induction_sink_tables). SciPy (python3-scipy) for the intervals and the tests.
 """
 import csv
-import math
 import os
 import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import (csv_text, fmt, holm, replace_block, stats, strip_chart, t_interval, with_reference_line,  # noqa: E402
+from study_tools import (csv_text, fmt, holm, paired, replace_block, strip_chart, t_interval, with_reference_line,  # noqa: E402
                          write_or_check)
 
 PAGE = os.path.join(HERE, "..", "induction-sink.md")
 CONDITIONS = [("full", "full attention"), ("w17", "window 17, no sink"), ("w17s1", "window 17 + 1 sink")]
 UNIFORM_FIRST_HALF = 0.152  # the recipe's number: mean of 1 / (i + 1) over i = 1..16
-
-
-def paired(a, b):
-    """mean(a - b) over pairs, its 95% t-interval, t, df and the two-sided p."""
-    d = [x - y for x, y in zip(a, b)]
-    n, mean, sd, lo, hi = t_interval(d)
-    if sd == 0:
-        return mean, lo, hi, (0.0 if mean == 0 else math.copysign(math.inf, mean)), n - 1, (1.0 if mean == 0 else 0.0)
-    t = mean / (sd / math.sqrt(n))
-    return mean, lo, hi, t, n - 1, 2 * stats.t.sf(abs(t), n - 1)
 
 
 def main():
