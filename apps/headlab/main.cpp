@@ -12,6 +12,7 @@
 #include "course_command.hpp"
 #include "align_command.hpp"
 #include "study_command.hpp"
+#include "composition_command.hpp"
 #include "explore_command.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
@@ -204,6 +205,9 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::ExploreOptions explore_options;
   CLI::App* explore = headlab::cli::add_explore_command(app, explore_options);
 
+  headlab::cli::CompositionOptions composition_options;
+  CLI::App* composition = headlab::cli::add_composition_command(app, composition_options);
+
   headlab::cli::HeadsOptions heads_options;
   auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
                                             "gate; attention maps and heatmaps as SVG");
@@ -298,6 +302,14 @@ int run_command_line(int argc, char** argv) {
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab align: " << e.what() << "\n";
         return 2;  // a usage error: not a translation checkpoint, a pair without gold links or too long
+      }
+    }
+    if (*composition) {
+      try {
+        return headlab::cli::run_composition(composition_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab composition: " << e.what() << "\n";
+        return 2;  // a usage error: a model the scores are not for, an output that exists
       }
     }
     if (*explore) {

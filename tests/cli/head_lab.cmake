@@ -128,3 +128,23 @@ add_test(NAME cli.ablate_induction
                         cat ${LAB}/sweep/summary.csv" ${HL})
 set_tests_properties(cli.ablate_induction PROPERTIES
                      PASS_REGULAR_EXPRESSION "layers,n,valid_loss_mean,valid_loss_std,valid_accuracy_mean.*\n1,2,[0-9.]+,[0-9.]+,.*\n2,2,")
+
+# composition: Q-, K- and V-composition of every layer-0 head with every layer-1 head, the CSV and
+# the three heatmaps; refused for an encoder-decoder (exit 2) and over an earlier output without
+# --overwrite (exit 2), before anything is written.
+add_test(NAME cli.composition_induction
+         COMMAND sh -c "rm -rf ${LAB}/induction_composition &&
+                        \"$0\" composition --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_composition &&
+                        head -1 ${LAB}/induction_composition/composition.csv &&
+                        grep -c '^0,[01],1,[01],' ${LAB}/induction_composition/composition.csv &&
+                        test -s ${LAB}/induction_composition/composition_k.svg && echo FILES-OK" ${HL})
+set_tests_properties(cli.composition_induction PROPERTIES
+                     PASS_REGULAR_EXPRESSION "random baseline Q 0\\.[0-9]+, K 0\\.[0-9]+, V 0\\.[0-9]+\n.*  1\\.1 +Q 0\\.[01] .*writer_layer,writer_head,reader_layer,reader_head,q,k,v,baseline_q,baseline_k,baseline_v\n4\nFILES-OK"
+                     FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.composition_existing_out_exits_2 2 "--overwrite"
+            ${HL} composition --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_composition)
+set_tests_properties(cli.composition_existing_out_exits_2 PROPERTIES DEPENDS cli.composition_induction
+                     FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.composition_encoder_decoder_exits_2 2 "decoder-only checkpoints"
+            ${HL} composition --checkpoint ${LAB}/copy/checkpoint.safetensors --out ${LAB}/copy_composition)
+set_tests_properties(cli.composition_encoder_decoder_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)

@@ -35,12 +35,7 @@ TrainOptions sink_model_options() {
   return o;
 }
 
-Tensor<float> param(LoadedModel& m, const std::string& name) {
-  for (const auto& [n, t] : m.lm->named_parameters())
-    if (n == name) return t;
-  FAIL("no parameter " << name);
-  return {};
-}
+Tensor<float> param(LoadedModel& m, const std::string& name) { return testing::lm_parameter(m, name); }
 
 // Every attention weight 0; then head 0's query is the constant c e_0 (bias) and its key reads x[0]:
 //   logit(i, j) = c x_j[0] / sqrt(4),  x_j[0] = E[t_j][0] sqrt(8) + sin(j).

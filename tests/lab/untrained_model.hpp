@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "headlab/core/errors.hpp"
 #include "headlab/core/random.hpp"
 #include "headlab/train/checkpoint.hpp"
 
@@ -24,6 +26,14 @@ inline LoadedModel untrained_model(const TrainOptions& o, std::uint64_t seed) {
     m.model->eval();
   }
   return m;
+}
+
+// A decoder-only model's parameter by its state-dict name ("layers.0.self_attn.in_proj_weight"),
+// sharing storage with the model: set weights by hand through mutable_value().
+inline Tensor<float> lm_parameter(LoadedModel& m, const std::string& name) {
+  for (const auto& [n, t] : m.lm->named_parameters())
+    if (n == name) return t;
+  throw ValueError("lm_parameter: no parameter " + name);
 }
 
 }  // namespace headlab::testing
