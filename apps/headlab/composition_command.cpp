@@ -68,7 +68,7 @@ int run_composition(const CompositionOptions& o) {
   const std::vector<CompositionScore> scores = composition_scores(m);  // refuses a model it is not for
   const AttentionConfig& c = m.lm->layer(0).self_attn.config();
   const std::size_t layers = m.lm->layers(), heads = c.num_heads;
-  if (layers < 2) throw ValueError("composition: a 1-layer model has no later layer to compose with");
+  if (layers < 2) throw ValueError("a 1-layer model has no later layer to compose with");
   const CompositionBaseline base = random_composition_baseline(c.d_model, c.dim_head());
   RunDirSpec spec;
   spec.command = "composition";

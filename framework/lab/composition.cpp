@@ -76,11 +76,11 @@ double composition_score(const Array<double>& a, const Array<double>& b) {
 }
 
 std::vector<CompositionScore> composition_scores(LoadedModel& m) {
-  if (!m.lm) throw ValueError("composition: scores are for decoder-only checkpoints (induction, lm), this one is '" +
+  if (!m.lm) throw ValueError("composition scores are for decoder-only checkpoints (induction, lm), this one is '" +
                               task_name(m.options.task) + "'");
   const TransformerConfig& model = m.lm->config();
   const AttentionConfig& c = m.lm->layer(0).self_attn.config();
-  if (c.is_latent()) throw ValueError("composition: latent attention (MLA) has no per-head W_K to score");
+  if (c.is_latent()) throw ValueError("composition scores: latent attention (MLA) has no per-head W_K to score");
   std::map<std::string, Array<double>> p = parameters_of(*m.lm);
   std::vector<LayerCircuits> layers;
   for (std::size_t l = 0; l < m.lm->layers(); ++l) layers.push_back(layer_circuits(p, l, c, model));

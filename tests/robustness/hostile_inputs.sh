@@ -276,6 +276,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "eval_data_$bad" 1 "$bad" -- "$hl" eval --checkpoint "$file" --data "$tmp/valid.tsv"
   check "generate_$bad" 1 "$bad" -- "$hl" generate --checkpoint "$file" --prompt-ids "1 2"
   check "explore_$bad" 1 "$bad" -- "$hl" explore --checkpoint "$file" --out "$tmp/explore_$bad.html" --probe-sequences 2
+  check "composition_$bad" 1 "$bad" -- "$hl" composition --checkpoint "$file" --out "$tmp/composition_$bad"
 done
 
 echo "== other commands: values out of range"
