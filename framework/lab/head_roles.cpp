@@ -124,21 +124,30 @@ std::vector<double> gate_mean_over(const Array<T>& gate, const QueryRange& queri
   return mean;
 }
 
-double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks,
-                         const QueryRange& queries) {
-  const std::size_t first = std::max<std::size_t>(queries.first, 1), last = std::min(queries.last, L);
-  if (first >= last || S == 0) return std::numeric_limits<double>::quiet_NaN();  // no query in range, or no key
+namespace {
+// Uniform attention over the keys each query may see (causal or not, window, sinks):
+// (B, 1, L, S), row i = 1 / (keys visible to i) on each visible key, 0 elsewhere.
+Array<double> uniform_pattern(std::size_t B, std::size_t L, std::size_t S, bool causal, std::size_t window,
+                              std::size_t sinks) {
   std::vector<std::int64_t> query_positions(L), key_positions(S);
   std::iota(query_positions.begin(), query_positions.end(), 0);
   std::iota(key_positions.begin(), key_positions.end(), 0);
   const MaskArray hidden = position_mask(query_positions, key_positions, causal || window > 0, window, sinks);  // (L, S)
-  double sum = 0;
-  for (std::size_t i = first; i < last; ++i) {
+  Array<double> u = xt::zeros<double>({B, std::size_t(1), L, S});
+  for (std::size_t i = 0; i < L; ++i) {
     std::size_t visible = 0;
     for (std::size_t j = 0; j < S; ++j) visible += hidden(i, j) ? 0 : 1;
-    if (visible && !hidden(i, 0)) sum += 1.0 / double(visible);
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t j = 0; j < S; ++j) u(b, 0, i, j) = hidden(i, j) || !visible ? 0.0 : 1.0 / double(visible);
   }
-  return sum / double(last - first);
+  return u;
+}
+}  // namespace
+
+double uniform_sink_mass(std::size_t L, std::size_t S, bool causal, std::size_t window, std::size_t sinks,
+                         const QueryRange& queries) {
+  if (L == 0 || S == 0) return std::numeric_limits<double>::quiet_NaN();  // no query, or no key
+  return sink_mass(uniform_pattern(1, L, S, causal, window, sinks), queries)[0];
 }
 
 template <typename T>
@@ -286,24 +295,6 @@ Probe text_probe(const LoadedModel& m, const std::vector<std::int64_t>& ids, std
 }
 
 namespace {
-// Uniform attention over the keys each query may see, the shape of w (B, h, L, S) but one head:
-// U[b, 0, i, j] = [j visible to i] / (keys visible to i), under causal / window / sinks.
-Array<double> uniform_pattern(const Array<float>& w, bool causal, std::size_t window, std::size_t sinks) {
-  const std::size_t B = w.shape()[0], L = w.shape()[2], S = w.shape()[3];
-  std::vector<std::int64_t> query_positions(L), key_positions(S);
-  std::iota(query_positions.begin(), query_positions.end(), 0);
-  std::iota(key_positions.begin(), key_positions.end(), 0);
-  const MaskArray hidden = position_mask(query_positions, key_positions, causal || window > 0, window, sinks);
-  Array<double> u = xt::zeros<double>({B, std::size_t(1), L, S});
-  for (std::size_t i = 0; i < L; ++i) {
-    std::size_t visible = 0;
-    for (std::size_t j = 0; j < S; ++j) visible += hidden(i, j) ? 0 : 1;
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t j = 0; j < S; ++j) u(b, 0, i, j) = hidden(i, j) || !visible ? 0.0 : 1.0 / double(visible);
-  }
-  return u;
-}
-
 // Taps on the layers (their outputs: the residual stream after each layer) or off.
 void set_layer_taps(LoadedModel& m, bool on) {
   if (m.lm) {
@@ -361,7 +352,7 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
     const AttentionConfig& c = s.module->config();
     const bool causal = s.kind == "decoder self" || s.kind == "self";
     const double delimiter_uniform =
-        probe.delimiters.empty() ? nan[0] : delimiter_score(uniform_pattern(w, causal, c.window, c.sinks), probe.sequences,
+        probe.delimiters.empty() ? nan[0] : delimiter_score(uniform_pattern(w.shape()[0], w.shape()[2], w.shape()[3], causal, c.window, c.sinks), probe.sequences,
                                                             probe.delimiters)[0];
     const double max_abs = double(xt::amax(xt::abs(taps.output.value()))());
     const double max_residual = double(xt::amax(xt::abs(layer_output(m, s).value()))());

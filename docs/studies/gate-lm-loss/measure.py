@@ -59,7 +59,7 @@ def main():
                          "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(),
                          "commit": commit, "valid_loss": round(s["valid_loss"], 6),
                          "valid_bits_per_char": round(s["valid_bits_per_char"], 6),
-                         "loss_spikes": s["loss_spikes"], "max_loss_jump": round(s["max_loss_jump"], 6),
+                         "loss_spikes": s["loss_spikes"], "max_loss_jump": "" if s["max_loss_jump"] is None else round(s["max_loss_jump"], 6),
                          "gate_mean": gate_mean})
     write_runs_csv(runs, os.path.join(a.out, "runs.csv"))
 
