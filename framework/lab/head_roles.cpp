@@ -313,11 +313,12 @@ const Tensor<float>& layer_output(LoadedModel& m, const AttentionSite& s) {
 }
 
 // One forward of the model with taps on every site and layer (eval mode, no graph).
+// One forward pass that keeps every attention module's taps (and the layers' outputs, when asked).
 void forward_with_taps(LoadedModel& m, std::vector<AttentionSite>& sites, const IndexArray& source,
-                       const IndexArray& target) {
+                       const IndexArray& target, bool layer_outputs) {
   NoGradGuard no_grad;
   for (auto& s : sites) s.module->set_taps(true);
-  set_layer_taps(m, true);
+  set_layer_taps(m, layer_outputs);
   if (m.lm) {
     m.lm->eval();
     (void)m.lm->forward(target, nullptr);
@@ -338,7 +339,7 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
                      " holds no query of the probe's " +
                      std::to_string(L) + " positions (0 to " + std::to_string(L - 1) + "; position 0 is never counted)");
   std::vector<AttentionSite> sites = attention_sites(m);
-  forward_with_taps(m, sites, probe.sequences, probe.sequences);
+  forward_with_taps(m, sites, probe.sequences, probe.sequences, true);
   std::vector<HeadRoles> rows;
   for (auto& s : sites) {
     const AttentionOutput<float>& taps = s.module->last_taps();
@@ -352,8 +353,10 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
     const AttentionConfig& c = s.module->config();
     const bool causal = s.kind == "decoder self" || s.kind == "self";
     const double delimiter_uniform =
-        probe.delimiters.empty() ? nan[0] : delimiter_score(uniform_pattern(w.shape()[0], w.shape()[2], w.shape()[3], causal, c.window, c.sinks), probe.sequences,
-                                                            probe.delimiters)[0];
+        probe.delimiters.empty()
+            ? nan[0]
+            : delimiter_score(uniform_pattern(w.shape()[0], w.shape()[2], w.shape()[3], causal, c.window, c.sinks),
+                              probe.sequences, probe.delimiters)[0];
     const double max_abs = double(xt::amax(xt::abs(taps.output.value()))());
     const double max_residual = double(xt::amax(xt::abs(layer_output(m, s).value()))());
     const Array<float>& max_logit = taps.max_logit.value();  // (h)
@@ -390,7 +393,7 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
 
 std::vector<Array<float>> attention_maps(LoadedModel& m, const IndexArray& source, const IndexArray& target) {
   std::vector<AttentionSite> sites = attention_sites(m);
-  forward_with_taps(m, sites, source, target);
+  forward_with_taps(m, sites, source, target, false);  // the maps only: no layer outputs
   std::vector<Array<float>> maps;
   for (auto& s : sites) maps.push_back(xt::view(s.module->last_taps().weights.value(), 0));  // (h, L, S)
   return maps;
