@@ -1,5 +1,25 @@
-"""What every study's measure.py shares (stdlib only): the CPU's name and writing runs.csv."""
+"""What every study's measure.py shares (stdlib only): the CPU's name, writing runs.csv and the
+held-out text of the lm studies."""
 import csv
+import os
+
+LM_TEXT = "datasets/kjv/kjv.txt"
+
+
+def split_held_out(text):
+    """(train, valid) as the trainer cuts a text: the last floor(0.1 x characters) characters held out."""
+    cut = len(text) - len(text) // 10
+    return text[:cut], text[cut:]
+
+
+def write_held_out(runs, text_path=LM_TEXT):
+    """RUNS/valid.txt: the held-out tenth of text_path as the trainer cuts it; returns its path."""
+    with open(text_path, encoding="utf-8") as f:
+        _, valid = split_held_out(f.read())
+    path = os.path.join(runs, "valid.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(valid)
+    return path
 
 
 def cpu_model():

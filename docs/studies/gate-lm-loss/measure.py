@@ -17,9 +17,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, write_held_out, write_runs_csv  # noqa: E402
 
-TEXT = "datasets/kjv/kjv.txt"
 GATES = ("none", "headwise", "elementwise")
 
 
@@ -30,11 +29,7 @@ def main():
     ap.add_argument("--out", default="docs/studies/gate-lm-loss")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
-    with open(TEXT, encoding="utf-8") as f:
-        text = f.read()
-    valid = os.path.join(a.runs, "valid.txt")
-    with open(valid, "w", encoding="utf-8") as f:
-        f.write(text[len(text) - len(text) // 10:])  # floor(0.1 x characters), as the trainer cuts it
+    valid = write_held_out(a.runs)
     env = dict(os.environ, HEADLAB_THREADS="1")
     names = os.listdir(os.path.join(a.runs, "runs"))
     seeds = sorted({int(n.rsplit("-seed", 1)[1]) for n in names})

@@ -19,20 +19,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, write_held_out, write_runs_csv  # noqa: E402
 
-TEXT = "datasets/kjv/kjv.txt"
 GATES = ("none", "headwise", "elementwise")
 CONDITIONS = [("full", []), ("w16s0", ["--window", "16"]), ("w16s1", ["--window", "16", "--sinks", "1"])]
-
-
-def held_out(runs):
-    with open(TEXT, encoding="utf-8") as f:
-        text = f.read()
-    path = os.path.join(runs, "valid.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text[len(text) - len(text) // 10:])  # floor(0.1 x characters), as the trainer cuts it
-    return path
 
 
 def number(text):
@@ -46,7 +36,7 @@ def main():
     ap.add_argument("--out", default="docs/studies/gate-lm-sink")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
-    valid = held_out(a.runs)
+    valid = write_held_out(a.runs)
     env = dict(os.environ, HEADLAB_THREADS="1")
     names = os.listdir(os.path.join(a.runs, "runs"))
     seeds = sorted({int(n.rsplit("-seed", 1)[1]) for n in names})

@@ -21,21 +21,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, write_held_out, write_runs_csv  # noqa: E402
 
-TEXT = "datasets/kjv/kjv.txt"
 SEEDS = (1, 2, 3)
 WINDOW = 16
 CONDITIONS = [("full", [])] + [(f"w{WINDOW}s{k}", ["--window", str(WINDOW), "--sinks", str(k)]) for k in range(5)]
-
-
-def held_out(runs):
-    with open(TEXT, encoding="utf-8") as f:
-        text = f.read()
-    path = os.path.join(runs, "valid.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text[len(text) - len(text) // 10:])  # floor(0.1 x characters), as the trainer cuts it
-    return path
 
 
 def sinks_of(headlab, checkpoint, text, out, env):
@@ -62,7 +52,7 @@ def main():
     ap.add_argument("--out", default="docs/studies/lm-sink")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
-    valid = held_out(a.runs)
+    valid = write_held_out(a.runs)
     env = dict(os.environ, HEADLAB_THREADS="1")
     runs, curves, control = [], [], []
     for seed in SEEDS:

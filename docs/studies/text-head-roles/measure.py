@@ -22,15 +22,10 @@ import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, split_held_out, write_held_out, write_runs_csv  # noqa: E402
 
 TEXT = "datasets/kjv/kjv.txt"
 SEEDS = (1, 2, 3)
-
-
-def split(text, fraction=0.1):
-    held = math.floor(len(text) * fraction)
-    return text[: len(text) - held], text[len(text) - held:]
 
 
 def bigram_loss(train, valid, alpha=0.1):
@@ -56,10 +51,8 @@ def main():
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     with open(TEXT, encoding="utf-8") as f:
-        train, valid = split(f.read())
-    valid_path = os.path.join(a.runs, "valid.txt")
-    with open(valid_path, "w", encoding="utf-8") as f:
-        f.write(valid)
+        train, valid = split_held_out(f.read())
+    valid_path = write_held_out(a.runs, TEXT)
     bigram = bigram_loss(train, valid)
     env = dict(os.environ, HEADLAB_THREADS="1")
     runs, heads = [], []
