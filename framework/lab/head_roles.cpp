@@ -312,7 +312,6 @@ const Tensor<float>& layer_output(LoadedModel& m, const AttentionSite& s) {
                                   : m.model->decoder_layer(s.layer).last_output();
 }
 
-// One forward of the model with taps on every site and layer (eval mode, no graph).
 // One forward pass that keeps every attention module's taps (and the layers' outputs, when asked).
 void forward_with_taps(LoadedModel& m, std::vector<AttentionSite>& sites, const IndexArray& source,
                        const IndexArray& target, bool layer_outputs) {
