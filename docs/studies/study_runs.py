@@ -2,6 +2,7 @@
 held-out text of the lm studies."""
 import csv
 import os
+import subprocess
 
 LM_TEXT = "datasets/kjv/kjv.txt"
 
@@ -38,3 +39,16 @@ def write_runs_csv(rows, path):
         w.writeheader()
         w.writerows(rows)
     print(f"wrote {path}: {len(rows)} runs")
+
+
+def run_seeds(runs):
+    """The seeds of the runs in RUNS/runs/<cell>-seed<k>, sorted."""
+    return sorted({int(n.rsplit("-seed", 1)[1]) for n in os.listdir(os.path.join(runs, "runs"))})
+
+
+def heads_rows(headlab, checkpoint, out, flags=()):
+    """`headlab heads --checkpoint CHECKPOINT --out OUT --overwrite FLAGS...` on one thread; its heads.csv rows."""
+    subprocess.run([headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite", *flags], check=True,
+                   capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
+    with open(os.path.join(out, "heads.csv")) as f:
+        return list(csv.DictReader(f))

@@ -10,14 +10,12 @@ on the final checkpoint: the mean gate over every head and query (is the gate op
 From the repository root; stdlib only.
 """
 import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, write_held_out, write_runs_csv  # noqa: E402
 
 GATES = ("none", "headwise", "elementwise")
 
@@ -30,9 +28,7 @@ def main():
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     valid = write_held_out(a.runs)
-    env = dict(os.environ, HEADLAB_THREADS="1")
-    names = os.listdir(os.path.join(a.runs, "runs"))
-    seeds = sorted({int(n.rsplit("-seed", 1)[1]) for n in names})
+    seeds = run_seeds(a.runs)
     runs = []
     for gate in GATES:
         for seed in seeds:
@@ -43,12 +39,8 @@ def main():
                 lr = [line.split("=", 1)[1].strip() for line in f if line.startswith("lr=")][0]
             gate_mean = ""
             if gate != "none":
-                out = os.path.join(d, "heads-text")
-                subprocess.run([a.headlab, "heads", "--checkpoint", os.path.join(d, "checkpoint.safetensors"), "--text",
-                                valid, "--probe-sequences", "256", "--seed", "1", "--out", out, "--overwrite"],
-                               check=True, capture_output=True, env=env)
-                with open(os.path.join(out, "heads.csv")) as f:
-                    rows = list(csv.DictReader(f))
+                rows = heads_rows(a.headlab, os.path.join(d, "checkpoint.safetensors"), os.path.join(d, "heads-text"),
+                                  ["--text", valid, "--probe-sequences", "256", "--seed", "1"])
                 gate_mean = round(sum(float(h["gate_mean"]) for h in rows) / len(rows), 6)
             runs.append({"cell": gate, "seed": seed, "lr": float(lr), "steps": s["steps"], "parameters": s["parameters"],
                          "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(),

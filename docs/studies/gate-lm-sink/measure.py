@@ -12,14 +12,13 @@ RUNS/valid.txt --json` with full attention, --window 16 and --window 16 --sinks 
 From the repository root; stdlib only.
 """
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, write_held_out, write_runs_csv  # noqa: E402
 
 GATES = ("none", "headwise", "elementwise")
 CONDITIONS = [("full", []), ("w16s0", ["--window", "16"]), ("w16s1", ["--window", "16", "--sinks", "1"])]
@@ -38,8 +37,7 @@ def main():
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     valid = write_held_out(a.runs)
     env = dict(os.environ, HEADLAB_THREADS="1")
-    names = os.listdir(os.path.join(a.runs, "runs"))
-    seeds = sorted({int(n.rsplit("-seed", 1)[1]) for n in names})
+    seeds = run_seeds(a.runs)
     runs, heads = [], []
     for gate in GATES:
         for seed in seeds:
@@ -47,11 +45,8 @@ def main():
             checkpoint = os.path.join(d, "checkpoint.safetensors")
             with open(os.path.join(d, "summary.json")) as f:
                 s = json.load(f)
-            out = os.path.join(d, "heads-text")
-            subprocess.run([a.headlab, "heads", "--checkpoint", checkpoint, "--text", valid, "--probe-sequences", "256",
-                            "--seed", "1", "--out", out, "--overwrite"], check=True, capture_output=True, env=env)
-            with open(os.path.join(out, "heads.csv")) as f:
-                rows = list(csv.DictReader(f))
+            rows = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-text"),
+                              ["--text", valid, "--probe-sequences", "256", "--seed", "1"])
             top = max(rows, key=lambda h: float(h["sink_mass"]))
             row = {"cell": gate, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
                    "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,

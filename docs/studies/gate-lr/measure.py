@@ -12,14 +12,12 @@ induction head must copy?) and that of the layer-1 head with the largest inducti
 From the repository root; stdlib only.
 """
 import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, write_runs_csv  # noqa: E402
 
 GATES = ("none", "headwise", "elementwise")
 RATES = ("0.001", "0.002", "0.004", "0.008", "0.016", "0.032", "0.064", "0.128", "0.256")
@@ -36,9 +34,7 @@ def main():
     ap.add_argument("--out", default="docs/studies/gate-lr")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
-    env = dict(os.environ, HEADLAB_THREADS="1")
-    names = os.listdir(os.path.join(a.runs, "runs"))
-    seeds = sorted({int(n.rsplit("-seed", 1)[1]) for n in names})
+    seeds = run_seeds(a.runs)
     runs = []
     for gate in GATES:
         for rate in RATES:
@@ -58,11 +54,9 @@ def main():
                        "gate_second_half_l1": "", "induction_gate_second_half": ""}
                 checkpoint = os.path.join(d, "checkpoint.safetensors")
                 if gate != "none" and not s["diverged"]:
-                    out = os.path.join(d, "heads-second-half")
-                    subprocess.run([a.headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite",
-                                    "--sink-queries", "second-half"], check=True, capture_output=True, env=env)
-                    with open(os.path.join(out, "heads.csv")) as f:
-                        layer1 = [h for h in csv.DictReader(f) if h["layer"] == "1"]
+                    rows = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-second-half"),
+                                      ["--sink-queries", "second-half"])
+                    layer1 = [h for h in rows if h["layer"] == "1"]
                     row["gate_second_half_l1"] = round(sum(float(h["gate_queries"]) for h in layer1) / len(layer1), 6)
                     top = max(layer1, key=lambda h: float(h["induction"]))
                     row["induction_gate_second_half"] = round(float(top["gate_queries"]), 6)

@@ -13,30 +13,15 @@ Plus the recipe's metrics from summary.json (the trainer's evaluation), the CPU,
 and the commit of the binary that trained (RUNS/commit.txt). From the repository root; stdlib only.
 """
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, write_runs_csv  # noqa: E402
 
 GATES = ("none", "headwise", "elementwise")
-
-
-def heads_rows(headlab, checkpoint, out, queries, env):
-    subprocess.run([headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite",
-                    "--sink-queries", queries], check=True, capture_output=True, env=env)
-    with open(os.path.join(out, "heads.csv")) as f:
-        return list(csv.DictReader(f))
-
-
-def seeds_of(runs, cell):
-    """The seeds of a cell's finished runs (RUNS/runs/<cell>-seed<k>/summary.json), sorted."""
-    names = os.listdir(os.path.join(runs, "runs"))
-    return sorted(int(n.rsplit("-seed", 1)[1]) for n in names if n.rsplit("-seed", 1)[0] == cell
-                  and os.path.exists(os.path.join(runs, "runs", n, "summary.json")))
 
 
 def number(text):
@@ -53,13 +38,13 @@ def main():
     env = dict(os.environ, HEADLAB_THREADS="1")
     runs, heads = [], []
     for gate in GATES:
-        for seed in seeds_of(a.runs, gate):
+        for seed in run_seeds(a.runs):
             d = os.path.join(a.runs, "runs", f"{gate}-seed{seed}")
             checkpoint = os.path.join(d, "checkpoint.safetensors")
             with open(os.path.join(d, "summary.json")) as f:
                 s = json.load(f)
-            first = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-first-half"), "first-half", env)
-            second = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-second-half"), "second-half", env)
+            first = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-first-half"), ["--sink-queries", "first-half"])
+            second = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-second-half"), ["--sink-queries", "second-half"])
             e = json.loads(subprocess.run([a.headlab, "eval", "--checkpoint", checkpoint, "--sequences", "1000", "--json"],
                                           check=True, capture_output=True, text=True, env=env).stdout)
             row = {"cell": gate, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
