@@ -158,11 +158,25 @@ listing=$(stat -c '%n %i' "$run0" "$run1" "$run0/config.ini" "$run1/config.ini")
   || fail "emitting touched a running run"
 # Task 0 requeued (SLURM stops it with SIGTERM and starts its line again): the run goes on.
 scontrol requeue "${live_job}_0" || fail "scontrol requeue ${live_job}_0"
-# (SLURM holds a requeued job back for a while, BeginTime about two minutes on; not the point here:
-# once it is pending again, it may start now.)
-for _ in $(seq 240); do
+# (SLURM holds a requeued job back for a while, BeginTime about two minutes on, so that the old
+# instance's job credential is revoked before a new one starts. Not the point here: once the old
+# instance has saved and exited and the task is pending again, it may start. If SLURM still kills the
+# new launch ("Job credential revoked", seen under ASan where the old instance exits slowly), the task
+# ends without running; it is requeued again, at most three times.)
+requeues=1
+settled=0
+for _ in $(seq 480); do
   grep -q "^resumed from " "$run0/log.txt" 2> /dev/null && break
-  [ "$(squeue -h -j "${live_job}_0" -o %t 2> /dev/null)" = PD ] && scontrol update JobId="${live_job}_0" StartTime=now 2> /dev/null
+  state=$(squeue -h -j "${live_job}_0" -o %t 2> /dev/null)
+  if grep -q "^interrupted after step" "$run0/log.txt" 2> /dev/null; then
+    settled=$((settled + 1))
+    if [ "$state" = PD ] && [ "$settled" -ge 6 ]; then
+      scontrol update JobId="${live_job}_0" StartTime=now 2> /dev/null
+    elif [ -z "$state" ] || [ "$state" = CD ] || [ "$state" = F ]; then
+      [ "$requeues" -lt 4 ] || break
+      scontrol requeue "${live_job}_0" 2> /dev/null && requeues=$((requeues + 1)) && settled=0
+    fi
+  fi
   sleep 0.5
 done
 grep -q "^resumed from .* at step " "$run0/log.txt" || fail "the requeued task did not resume: $(tail -n 3 "$run0/log.txt"; squeue)"
