@@ -1,6 +1,7 @@
 // head_lab_commands.cpp: `headlab heads` (head roles, attention maps) and
 // `headlab prune` (importance, pruning curves) on a trained checkpoint.
 // The measurements live in headlab/lab/heads.hpp; this file reads flags, writes files.
+#include "checkpoint_name.hpp"
 #include "head_lab_commands.hpp"
 #include "token_ids.hpp"
 #include "number_text.hpp"
@@ -64,14 +65,6 @@ std::string site_label(const AttentionSite& s) {
   if (s.kind == "decoder self") return "dec " + std::to_string(s.layer) + " self";
   if (s.kind == "cross") return "dec " + std::to_string(s.layer) + " cross";
   return "layer " + std::to_string(s.layer);
-}
-
-// The name a picture's title gives a checkpoint: its run directory's name ("copy-run"), or the
-// file's name when it has no directory; never the whole path (a reader's home directory).
-std::string checkpoint_name(const std::string& checkpoint) {
-  const fs::path path(checkpoint);
-  const fs::path dir = fs::absolute(path).parent_path().filename();
-  return dir.empty() ? path.filename().string() : dir.string();
 }
 
 // An SVG heatmap of one value per (module, head): values[s][h] for site s; short rows (modules with

@@ -12,6 +12,7 @@
 #include "course_command.hpp"
 #include "align_command.hpp"
 #include "study_command.hpp"
+#include "circuits_command.hpp"
 #include "composition_command.hpp"
 #include "explore_command.hpp"
 #include "cli_values.hpp"
@@ -207,6 +208,9 @@ int run_command_line(int argc, char** argv) {
 
   headlab::cli::CompositionOptions composition_options;
   CLI::App* composition = headlab::cli::add_composition_command(app, composition_options);
+  headlab::cli::CircuitOptions patch_options, attribute_options;
+  CLI::App* patch = headlab::cli::add_patch_command(app, patch_options);
+  CLI::App* attribute = headlab::cli::add_attribute_command(app, attribute_options);
 
   headlab::cli::HeadsOptions heads_options;
   auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
@@ -302,6 +306,14 @@ int run_command_line(int argc, char** argv) {
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab align: " << e.what() << "\n";
         return 2;  // a usage error: not a translation checkpoint, a pair without gold links or too long
+      }
+    }
+    if (*patch || *attribute) {
+      try {
+        return *patch ? headlab::cli::run_patch(patch_options) : headlab::cli::run_attribute(attribute_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab " << (*patch ? "patch" : "attribute") << ": " << e.what() << "\n";
+        return 2;  // a usage error: a task without a corruption rule, a model the method is not for, an output that exists
       }
     }
     if (*composition) {

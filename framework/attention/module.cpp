@@ -289,20 +289,22 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
   Heads heads;
   if (!config_.is_latent()) {
     heads = project_heads(x, memory, qpos);                                  // projections [and rope]
+    if (hooks_) hook_heads(heads);                                           // hook_q, hook_k, hook_v
     if (cache) kv_cache_step(config_, qpos, cache, heads.k, heads.v, kpos);  // task 4.4
   } else {
     const Tensor<T>& src = memory ? *memory : x;  // where keys and values come from
     Latent latent = project_latent(x, src, qpos);  // MLA: queries, latent c, rotary key
     if (cache) latent_cache_step(config_, qpos, cache, latent.c, latent.k_rot, kpos);
     heads = expand_latent(x, latent, qpos);  // up-projections to heads
+    if (hooks_) hook_heads(heads);
   }
 
-  const SdpaResult<T> attn = attend_heads(heads, qpos, kpos, memory != nullptr, call);  // SDPA or tiled
+  SdpaResult<T> attn = attend_heads(heads, qpos, kpos, memory != nullptr, call);  // SDPA or tiled
   AttentionOutput<T> result;
-  Tensor<T> y = attn.output;  // (B, h, L, d)
+  Tensor<T> y = hooks_ ? hook_pattern(heads, attn) : attn.output;  // (B, h, L, d)
   if (config_.gate != GateKind::none) apply_gate(x, y, result);  // task 6.1
   y = apply_head_mask(y, call.head_mask.defined() ? call.head_mask : head_mask_, config_.num_heads);
-  result.output = project_output(y);  // (B, L, D)
+  result.output = hooks_ ? hooked_output(y) : project_output(y);  // (B, L, D)
   result.weights = attn.weights;
   if (taps_on_) keep_taps(result, heads, qpos, kpos, memory != nullptr, call);
   return result;
@@ -424,7 +426,7 @@ SdpaResult<T> MultiHeadAttention<T>::attend_heads(const Heads& heads, const std:
   opt.dropout = c.dropout;
   opt.training = this->is_training();
   opt.generator = call.generator;
-  opt.need_weights = call.need_weights || taps_on_;
+  opt.need_weights = call.need_weights || taps_on_ || hook_wanted("hook_pattern");
   const bool tiled = c.flash && !opt.need_weights && !opt.attn_mask && !opt.attn_bias && !(opt.training && opt.dropout > 0);
   return tiled ? flash_attention(heads.q, heads.k, heads.v, opt)
                : scaled_dot_product_attention(heads.q, heads.k, heads.v, opt);
@@ -452,6 +454,50 @@ void MultiHeadAttention<T>::apply_gate(const Tensor<T>& x, Tensor<T>& y, Attenti
 template <typename T>
 Tensor<T> MultiHeadAttention<T>::project_output(const Tensor<T>& y) const {
   return project("out_proj", merge_heads(y), config_.bias);
+}
+
+// ---- Hook points (set_hooks) ----------------------------------------------
+// hook_q, hook_k, hook_v: the heads as SDPA will read them.
+template <typename T>
+void MultiHeadAttention<T>::hook_heads(Heads& heads) const {
+  heads.q = hook("hook_q", heads.q);
+  heads.k = hook("hook_k", heads.k);
+  heads.v = hook("hook_v", heads.v);
+}
+
+// hook_pattern: the weights P (B, h, L, S) when they were computed (attend_heads computes them when
+// the point is wanted). Returns Y (B, h, L, d): SDPA's, or, when an edit replaced P, P v recomputed
+// with query heads grouped over their kv head as in SDPA: P viewed (B, h_kv, g L, S) @ v (B, h_kv, S, d).
+template <typename T>
+Tensor<T> MultiHeadAttention<T>::hook_pattern(const Heads& heads, SdpaResult<T>& attn) const {
+  if (!attn.weights.defined()) return attn.output;
+  attn.weights = hook("hook_pattern", attn.weights);
+  if (!hooks_->has_edit(hook_prefix_ + "hook_pattern")) return attn.output;
+  const Shape ps = attn.weights.shape(), vs = heads.v.shape();
+  const auto B = static_cast<std::ptrdiff_t>(ps[0]), h = static_cast<std::ptrdiff_t>(ps[1]),
+             L = static_cast<std::ptrdiff_t>(ps[2]), S = static_cast<std::ptrdiff_t>(ps[3]);
+  const auto hkv = static_cast<std::ptrdiff_t>(vs[1]), d = static_cast<std::ptrdiff_t>(vs[3]);
+  const Tensor<T> grouped = reshape(attn.weights, {B, hkv, (h / hkv) * L, S});
+  return reshape(matmul(grouped, heads.v), {B, h, L, d});
+}
+
+// hook_z on y (B, h, L, d), then the output projection; when hook_result is wanted, per head:
+//   result[:, :, i, :] = y_i W_O[:, i d : (i + 1) d]^T    (B, L, h, D)
+//   out = sum_i result[:, :, i, :] + b_O                   (B, L, D)
+// (the same sum as merge_heads(y) W_O^T + b_O, in another order of additions).
+template <typename T>
+Tensor<T> MultiHeadAttention<T>::hooked_output(const Tensor<T>& y_in) const {
+  const Tensor<T> y = hook("hook_z", y_in);
+  if (!hook_wanted("hook_result")) return project_output(y);
+  const std::size_t h = config_.num_heads, d = y.size(3);
+  const Tensor<T> merged = merge_heads(y);  // (B, L, h d)
+  const Tensor<T> w_o = this->parameter("out_proj.weight");  // (D, h d)
+  std::vector<Tensor<T>> per_head;
+  for (std::size_t i = 0; i < h; ++i) per_head.push_back(linear(narrow(merged, -1, i * d, d), narrow(w_o, 1, i * d, d)));
+  const Tensor<T> result = hook("hook_result", stack(per_head, 2));  // (B, L, h, D)
+  Tensor<T> out = sum(result, {2});
+  if (config_.bias) out = out + this->parameter("out_proj.bias");
+  return out;
 }
 
 // Taps: detached copies of this forward's weights, gate and output, and each head's largest logit

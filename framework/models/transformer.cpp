@@ -100,18 +100,32 @@ Tensor<T> TransformerEncoderLayer<T>::forward(const Tensor<T>& x, const Attentio
 }
 
 template <typename T>
-Tensor<T> TransformerEncoderLayer<T>::block(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g,
+void TransformerEncoderLayer<T>::set_hooks(HookPoints<T>* hooks, const std::string& prefix) {
+  hooks_ = hooks;
+  hook_prefix_ = prefix;
+  self_attn.set_hooks(hooks, prefix + "attn.");
+}
+
+// The hook points (point(): nothing without hooks) where TransformerLens has them.
+template <typename T>
+Tensor<T> TransformerEncoderLayer<T>::block(const Tensor<T>& x_in, const AttentionCall<T>& call, Generator* g,
                                             KVCache<T>* cache) {
   const bool tr = this->is_training();
   const AttentionCall<T> c = with_generator(call, g);
+  const double p = cfg_.dropout;
+  const Tensor<T> x = point("hook_resid_pre", x_in);
   if (cfg_.norm_first) {
-    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), c, cache).output, cfg_.dropout, tr, g);
-    if (cfg_.attention_only) return y;
-    return y + maybe_dropout(feed_forward(norm2.forward(y), g), cfg_.dropout, tr, g);
+    const Tensor<T> attn = point("hook_attn_out", self_attn.forward(norm1.forward(x), c, cache).output);
+    if (cfg_.attention_only) return point("hook_resid_post", x + maybe_dropout(attn, p, tr, g));
+    const Tensor<T> y = point("hook_resid_mid", x + maybe_dropout(attn, p, tr, g));
+    const Tensor<T> mlp = point("hook_mlp_out", feed_forward(norm2.forward(y), g));
+    return point("hook_resid_post", y + maybe_dropout(mlp, p, tr, g));
   }
-  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, c, cache).output, cfg_.dropout, tr, g));
-  if (cfg_.attention_only) return y;
-  return norm2.forward(y + maybe_dropout(feed_forward(y, g), cfg_.dropout, tr, g));
+  const Tensor<T> attn = point("hook_attn_out", self_attn.forward(x, c, cache).output);
+  if (cfg_.attention_only) return point("hook_resid_post", norm1.forward(x + maybe_dropout(attn, p, tr, g)));
+  const Tensor<T> y = point("hook_resid_mid", norm1.forward(x + maybe_dropout(attn, p, tr, g)));
+  const Tensor<T> mlp = point("hook_mlp_out", feed_forward(y, g));
+  return point("hook_resid_post", norm2.forward(y + maybe_dropout(mlp, p, tr, g)));
 }
 
 // ---- Decoder layer ------------------------------------------------------------
@@ -149,20 +163,35 @@ Tensor<T> TransformerDecoderLayer<T>::forward(const Tensor<T>& x, const Tensor<T
 }
 
 template <typename T>
-Tensor<T> TransformerDecoderLayer<T>::block(const Tensor<T>& x, const Tensor<T>& memory,
+Tensor<T> TransformerDecoderLayer<T>::block(const Tensor<T>& x_in, const Tensor<T>& memory,
                                             const AttentionCall<T>& self_call, const AttentionCall<T>& cross_call,
                                             Generator* g, KVCache<T>* cache) {
   const bool tr = this->is_training();
   const AttentionCall<T> sc = with_generator(self_call, g), cc = with_generator(cross_call, g);
   const double p = cfg_.dropout;
+  const Tensor<T> x = point("hook_resid_pre", x_in);
   if (cfg_.norm_first) {
-    Tensor<T> y = x + maybe_dropout(self_attn.forward(norm1.forward(x), sc, cache).output, p, tr, g);
-    y = y + maybe_dropout(multihead_attn.forward(norm2.forward(y), memory, cc).output, p, tr, g);
-    return y + maybe_dropout(feed_forward(norm3.forward(y), g), p, tr, g);
+    const Tensor<T> attn = point("hook_attn_out", self_attn.forward(norm1.forward(x), sc, cache).output);
+    const Tensor<T> y = point("hook_resid_mid", x + maybe_dropout(attn, p, tr, g));
+    const Tensor<T> cross = point("hook_cross_attn_out", multihead_attn.forward(norm2.forward(y), memory, cc).output);
+    const Tensor<T> z = point("hook_resid_mid_cross", y + maybe_dropout(cross, p, tr, g));
+    const Tensor<T> mlp = point("hook_mlp_out", feed_forward(norm3.forward(z), g));
+    return point("hook_resid_post", z + maybe_dropout(mlp, p, tr, g));
   }
-  Tensor<T> y = norm1.forward(x + maybe_dropout(self_attn.forward(x, sc, cache).output, p, tr, g));
-  y = norm2.forward(y + maybe_dropout(multihead_attn.forward(y, memory, cc).output, p, tr, g));
-  return norm3.forward(y + maybe_dropout(feed_forward(y, g), p, tr, g));
+  const Tensor<T> attn = point("hook_attn_out", self_attn.forward(x, sc, cache).output);
+  const Tensor<T> y = point("hook_resid_mid", norm1.forward(x + maybe_dropout(attn, p, tr, g)));
+  const Tensor<T> cross = point("hook_cross_attn_out", multihead_attn.forward(y, memory, cc).output);
+  const Tensor<T> z = point("hook_resid_mid_cross", norm2.forward(y + maybe_dropout(cross, p, tr, g)));
+  const Tensor<T> mlp = point("hook_mlp_out", feed_forward(z, g));
+  return point("hook_resid_post", norm3.forward(z + maybe_dropout(mlp, p, tr, g)));
+}
+
+template <typename T>
+void TransformerDecoderLayer<T>::set_hooks(HookPoints<T>* hooks, const std::string& prefix) {
+  hooks_ = hooks;
+  hook_prefix_ = prefix;
+  self_attn.set_hooks(hooks, prefix + "attn.");
+  multihead_attn.set_hooks(hooks, prefix + "cross_attn.");
 }
 
 // ---- Encoder-decoder ----------------------------------------------------------
@@ -227,9 +256,9 @@ template <typename T>
 Tensor<T> Transformer<T>::encode(const IndexArray& src, const Masks& masks, Generator* g) {
   AttentionCall<T> call;
   call.key_padding_mask = masks.src_key_padding;
-  Tensor<T> x = embed(src_embed, src, g);
+  Tensor<T> x = point("encoder.hook_embed", embed(src_embed, src, g));
   for (auto& layer : enc_layers_) x = layer->forward(x, call, g);
-  return enc_norm_.forward(x);
+  return point("encoder.ln_final.hook_normalized", enc_norm_.forward(x));
 }
 
 template <typename T>
@@ -244,10 +273,17 @@ Tensor<T> Transformer<T>::decode(const Tensor<T>& memory, const IndexArray& tgt,
   self_call.key_padding_mask = masks.tgt_key_padding;
   cross_call.key_padding_mask = masks.src_key_padding;
   const std::size_t offset = caches ? (*caches)[0].length() : 0;
-  Tensor<T> y = embed(tgt_embed, tgt, g, offset);
+  Tensor<T> y = point("decoder.hook_embed", embed(tgt_embed, tgt, g, offset));
   for (std::size_t i = 0; i < dec_layers_.size(); ++i)
     y = dec_layers_[i]->forward(y, memory, self_call, cross_call, g, caches ? &(*caches)[i] : nullptr);
-  return dec_norm_.forward(y);
+  return point("decoder.ln_final.hook_normalized", dec_norm_.forward(y));
+}
+
+template <typename T>
+void Transformer<T>::set_hooks(HookPoints<T>* hooks) {
+  hooks_ = hooks;
+  for (std::size_t i = 0; i < enc_layers_.size(); ++i) enc_layers_[i]->set_hooks(hooks, "encoder." + std::to_string(i) + ".");
+  for (std::size_t i = 0; i < dec_layers_.size(); ++i) dec_layers_[i]->set_hooks(hooks, "decoder." + std::to_string(i) + ".");
 }
 
 template <typename T>
@@ -313,11 +349,17 @@ Tensor<T> DecoderOnlyLM<T>::forward(const IndexArray& ids, Generator* g, std::ve
                      std::to_string(layers_.size()) + " layers");
   }
   const std::size_t offset = caches ? (*caches)[0].length() : 0;
-  Tensor<T> x = embed_tokens(embed_, ids, cfg_, this->is_training(), g, offset, !cfg_.attention.rope);
+  Tensor<T> x = point("hook_embed", embed_tokens(embed_, ids, cfg_, this->is_training(), g, offset, !cfg_.attention.rope));
   AttentionCall<T> call;
   call.causal = true;
   for (std::size_t i = 0; i < layers_.size(); ++i) x = layers_[i]->forward(x, call, g, caches ? &(*caches)[i] : nullptr);
-  return lm_head_.forward(norm_.forward(x));  // (B, T, V)
+  return lm_head_.forward(point("ln_final.hook_normalized", norm_.forward(x)));  // (B, T, V)
+}
+
+template <typename T>
+void DecoderOnlyLM<T>::set_hooks(HookPoints<T>* hooks) {
+  hooks_ = hooks;
+  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->set_hooks(hooks, "blocks." + std::to_string(i) + ".");
 }
 
 template IndexArray greedy_decode<float>(Transformer<float>&, const IndexArray&, std::size_t, std::int64_t,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "headlab/nn/hooks.hpp"
 #include "headlab/nn/module.hpp"
 #include "headlab/core/tensor.hpp"
 
@@ -170,6 +171,19 @@ class MultiHeadAttention : public Module<T> {
   void set_taps(bool on) { taps_on_ = on; }
   const AttentionOutput<T>& last_taps() const { return taps_; }
 
+  // Named activation points (headlab/nn/hooks.hpp) under `prefix` (e.g. "blocks.0.attn."):
+  //   hook_q (B, h, L, d_qk), hook_k, hook_v (B, h_kv, L, d): the new tokens' heads (after rope; MLA:
+  //     after the up-projections, cached entries included, so S keys), before SDPA
+  //   hook_pattern (B, h, L, S): the attention weights (computed only when wanted: composed kernel)
+  //   hook_z (B, h, L, d): each head's output after gate and head mask, before W_O
+  //   hook_result (B, L, h, D): each head's output through its slice of W_O, before the sum over
+  //     heads (computed only when wanted; the layer's output is then sum_h result + b_O)
+  // An edit of hook_pattern recomputes hook_z from it (pattern v). nullptr turns them off.
+  void set_hooks(HookPoints<T>* hooks, const std::string& prefix) {
+    hooks_ = hooks;
+    hook_prefix_ = prefix;
+  }
+
   // A standing head mask xi (h): Y_h *= xi_h in every forward whose call passes no head_mask of its
   // own (head importance and pruning, headlab/lab/heads.hpp). An undefined tensor removes it.
   // ShapeError unless it has shape (h).
@@ -200,7 +214,17 @@ class MultiHeadAttention : public Module<T> {
   void keep_taps(const AttentionOutput<T>& result, const Heads& heads, const std::vector<std::int64_t>& qpos,
                  const std::vector<std::int64_t>& kpos, bool cross, const AttentionCall<T>& call);
 
+  Tensor<T> hook(const char* name, const Tensor<T>& activation) const {
+    return hooks_->at(hook_prefix_ + name, activation);
+  }
+  bool hook_wanted(const char* name) const { return hooks_ && hooks_->wants(hook_prefix_ + name); }
+  void hook_heads(Heads& heads) const;
+  Tensor<T> hook_pattern(const Heads& heads, SdpaResult<T>& attn) const;
+  Tensor<T> hooked_output(const Tensor<T>& y) const;
+
   AttentionConfig config_;
+  HookPoints<T>* hooks_ = nullptr;
+  std::string hook_prefix_;
   bool taps_on_ = false;
   AttentionOutput<T> taps_;
   Tensor<T> head_mask_;

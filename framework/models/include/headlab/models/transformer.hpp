@@ -53,10 +53,17 @@ class TransformerEncoderLayer : public Module<T> {
   // Taps for analysis: when on, each forward keeps its output (B, T, D), the residual stream after the layer.
   void set_taps(bool on) { taps_on_ = on; }
   const Tensor<T>& last_output() const { return output_tap_; }
+  // Named activation points under `prefix` (e.g. "blocks.0."), all (B, T, D): hook_resid_pre,
+  // hook_attn_out, hook_resid_mid (not in attention-only layers), hook_mlp_out, hook_resid_post;
+  // the attention's under prefix + "attn." (MultiHeadAttention::set_hooks). nullptr turns them off.
+  void set_hooks(HookPoints<T>* hooks, const std::string& prefix);
 
  private:
   Tensor<T> block(const Tensor<T>& x, const AttentionCall<T>& call, Generator* g, KVCache<T>* cache);
   Tensor<T> feed_forward(const Tensor<T>& x, Generator* g);
+  Tensor<T> point(const char* name, const Tensor<T>& x) const { return hooks_ ? hooks_->at(hook_prefix_ + name, x) : x; }
+  HookPoints<T>* hooks_ = nullptr;
+  std::string hook_prefix_;
   bool taps_on_ = false;
   Tensor<T> output_tap_;
   const TransformerConfig cfg_;
@@ -75,11 +82,19 @@ class TransformerDecoderLayer : public Module<T> {
   // Taps for analysis: when on, each forward keeps its output (B, T, D), the residual stream after the layer.
   void set_taps(bool on) { taps_on_ = on; }
   const Tensor<T>& last_output() const { return output_tap_; }
+  // Named activation points under `prefix` (e.g. "decoder.0."), all (B, T, D): hook_resid_pre,
+  // hook_attn_out, hook_resid_mid, hook_cross_attn_out, hook_resid_mid_cross, hook_mlp_out,
+  // hook_resid_post; self-attention's under prefix + "attn.", cross-attention's under
+  // prefix + "cross_attn.". nullptr turns them off.
+  void set_hooks(HookPoints<T>* hooks, const std::string& prefix);
 
  private:
   Tensor<T> block(const Tensor<T>& x, const Tensor<T>& memory, const AttentionCall<T>& self_call,
                   const AttentionCall<T>& cross_call, Generator* g, KVCache<T>* cache);
   Tensor<T> feed_forward(const Tensor<T>& x, Generator* g);
+  Tensor<T> point(const char* name, const Tensor<T>& x) const { return hooks_ ? hooks_->at(hook_prefix_ + name, x) : x; }
+  HookPoints<T>* hooks_ = nullptr;
+  std::string hook_prefix_;
   bool taps_on_ = false;
   Tensor<T> output_tap_;
   const TransformerConfig cfg_;
@@ -109,9 +124,15 @@ class Transformer : public Module<T> {
   std::size_t encoder_layers() const { return enc_layers_.size(); }
   TransformerEncoderLayer<T>& encoder_layer(std::size_t i) { return *enc_layers_.at(i); }
   TransformerDecoderLayer<T>& decoder_layer(std::size_t i) { return *dec_layers_.at(i); }
+  // Named activation points (docs/circuits.md): encoder.hook_embed, encoder.{l}.*,
+  // encoder.ln_final.hook_normalized, decoder.hook_embed, decoder.{l}.*, decoder.ln_final.hook_normalized
+  // (all (B, T, D); layer and attention points as their set_hooks say). nullptr turns them off.
+  void set_hooks(HookPoints<T>* hooks);
 
  private:
   Tensor<T> embed(const Embedding<T>& table, const IndexArray& ids, Generator* g, std::size_t offset = 0);
+  Tensor<T> point(const std::string& name, const Tensor<T>& x) const { return hooks_ ? hooks_->at(name, x) : x; }
+  HookPoints<T>* hooks_ = nullptr;
   const TransformerConfig cfg_;
   Embedding<T> src_embed, tgt_embed;
   std::vector<std::unique_ptr<TransformerEncoderLayer<T>>> enc_layers_;
@@ -144,8 +165,17 @@ class DecoderOnlyLM : public Module<T> {
   std::size_t layers() const { return layers_.size(); }
   TransformerEncoderLayer<T>& layer(std::size_t i) { return *layers_.at(i); }
   const TransformerConfig& config() const { return cfg_; }
+  // Named activation points, TransformerLens's names (docs/circuits.md): hook_embed (B, T, D), the
+  // token embedding times sqrt(D) plus positions; blocks.{l}.* (TransformerEncoderLayer::set_hooks);
+  // ln_final.hook_normalized (B, T, D), what lm_head reads. nullptr turns them off.
+  void set_hooks(HookPoints<T>* hooks);
+  // The final norm and the unembedding, for analysis that reads the residual stream (logit lens).
+  const LayerNorm<T>& final_norm() const { return norm_; }
+  const Linear<T>& unembed() const { return lm_head_; }
 
  private:
+  Tensor<T> point(const char* name, const Tensor<T>& x) const { return hooks_ ? hooks_->at(name, x) : x; }
+  HookPoints<T>* hooks_ = nullptr;
   const TransformerConfig cfg_;
   Embedding<T> embed_;
   std::vector<std::unique_ptr<TransformerEncoderLayer<T>>> layers_;

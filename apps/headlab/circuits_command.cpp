@@ -1,0 +1,239 @@
+// circuits_command.cpp: `headlab patch` and `headlab attribute` (circuits_command.hpp): flags and
+// files; the methods are headlab/lab/patching.hpp's and headlab/lab/logit_attribution.hpp's.
+#include "checkpoint_name.hpp"
+#include "circuits_command.hpp"
+#include "number_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "headlab/core/file_writer.hpp"
+#include "headlab/lab/logit_attribution.hpp"
+#include "headlab/lab/patching.hpp"
+#include "headlab/report/heatmaps.hpp"
+#include "headlab/train/recall_task.hpp"
+#include "headlab/train/run_dir.hpp"
+
+namespace headlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxRows = 4096;
+
+void add_probe_flags(CLI::App* c, CircuitOptions& o) {
+  c->add_option("--checkpoint", o.checkpoint, "a decoder-only checkpoint of the induction or recall task")->required();
+  c->add_option("--rows", o.rows, "probe rows, clean and corrupted (default 64)")
+      ->check(CLI::Range(std::size_t(1), kMaxRows));
+  c->add_option("--seed", o.seed, "the probe's random seed (default 1)");
+  c->add_option("--slot", o.slot, "recall: which of the last query's keys gets a new value, from 0 (default 0)");
+  c->add_option("--out", o.out, "output directory");
+  c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier run of this command in the output directory");
+}
+
+struct Probed {
+  LoadedModel model;
+  CircuitProbe probe;
+};
+
+Probed load_and_probe(const CircuitOptions& o) {
+  Probed p{load_trained_model(o.checkpoint), {}};
+  if (!p.model.lm) {
+    throw ValueError("patching and attribution are for decoder-only checkpoints (induction, recall); this one is '" +
+                     task_name(p.model.options.task) + "'");
+  }
+  CircuitProbeOptions po;
+  po.count = o.rows;
+  po.seed = o.seed;
+  po.slot = o.slot;
+  p.probe = make_circuit_probe(p.model.options, po);
+  return p;
+}
+
+std::string token_text(const LoadedModel& m, std::int64_t id) {
+  if (m.options.task == Task::recall) return recall_layout(m.options).token_text(id);
+  return id == 1 ? "<s>" : "t" + std::to_string(id);
+}
+
+RunDir open_output(const CircuitOptions& o, const std::string& command, const std::vector<std::string>& files) {
+  RunDirSpec spec;
+  spec.command = command;
+  spec.dir_flag = "--out";
+  spec.markers = spec.outputs = files;
+  spec.existing = o.overwrite ? ExistingRun::overwrite : ExistingRun::refuse;
+  return RunDir(o.out.empty() ? fs::path(o.checkpoint).parent_path() / command : fs::path(o.out), spec);
+}
+
+std::vector<std::string> head_labels(std::size_t heads) {
+  std::vector<std::string> out;
+  for (std::size_t h = 0; h < heads; ++h) out.push_back("h" + std::to_string(h));
+  return out;
+}
+
+std::vector<std::string> layer_labels(std::size_t layers) {
+  std::vector<std::string> out;
+  for (std::size_t l = 0; l < layers; ++l) out.push_back("layer " + std::to_string(l));
+  return out;
+}
+
+}  // namespace
+
+CLI::App* add_patch_command(CLI::App& app, CircuitOptions& o) {
+  auto* c = app.add_subcommand("patch", "activation patching: which heads and which positions of the stream carry "
+                                        "the answer, from clean and corrupted inputs made by rule");
+  add_probe_flags(c, o);
+  c->add_flag("--noise", o.noise, "patch corrupted activations into the clean run (default: clean into corrupted)");
+  return c;
+}
+
+CLI::App* add_attribute_command(CLI::App& app, CircuitOptions& o) {
+  auto* c = app.add_subcommand("attribute", "direct logit attribution (each head's term of the answer's logit) and "
+                                            "the logit lens (the answer's rank after each layer)");
+  add_probe_flags(c, o);
+  return c;
+}
+
+int run_patch(const CircuitOptions& o) {
+  Probed p = load_and_probe(o);
+  const std::vector<std::string> files = {"patch_heads.csv", "patch_residual.csv", "patch_heads.svg", "patch_residual.svg"};
+  const RunDir out = open_output(o, "patch", files);  // refused before the work when it holds an earlier run
+  const PatchingResult r = activation_patching(*p.model.lm, p.probe, o.noise ? PatchDirection::noise : PatchDirection::denoise);
+  const std::size_t layers = r.heads.size(), heads = r.heads.at(0).size(), positions = r.residual.at(0).size();
+
+  std::ostringstream csv;
+  csv << "layer,head,recovered\n";
+  for (std::size_t l = 0; l < layers; ++l)
+    for (std::size_t h = 0; h < heads; ++h) csv << l << "," << h << "," << fixed(r.heads[l][h], 6) << "\n";
+  write_file_atomic(out.file("patch_heads.csv"), csv.str(), "patch");
+  std::ostringstream res;
+  res << "point,position,recovered\n";
+  for (std::size_t i = 0; i < r.residual.size(); ++i)
+    for (std::size_t t = 0; t < positions; ++t) res << r.residual_points[i] << "," << t << "," << fixed(r.residual[i][t], 6) << "\n";
+  write_file_atomic(out.file("patch_residual.csv"), res.str(), "patch");
+
+  const std::string how = o.noise ? "noising (corrupted into clean)" : "denoising (clean into corrupted)";
+  HeatmapOptions hh;
+  hh.title = "patching each head's output, " + how + ": " + checkpoint_name(o.checkpoint);
+  hh.x_label = "head";
+  hh.y_label = "layer";
+  hh.col_labels = head_labels(heads);
+  hh.row_labels = layer_labels(layers);
+  hh.vmin = 0.0;
+  hh.vmax = 1.0;
+  hh.scale_label = "recovered share";
+  write_file_atomic(out.file("patch_heads.svg"), svg_heatmap(r.heads, hh), "patch");
+  HeatmapOptions hr = hh;
+  hr.title = "patching the residual stream at one position, " + how + ": " + checkpoint_name(o.checkpoint);
+  hr.x_label = "position (the answer is read at " + std::to_string(p.probe.position) + ")";
+  hr.y_label = "stream before layer";
+  hr.col_labels.clear();
+  hr.row_labels = layer_labels(layers);
+  hr.row_labels.push_back("final");
+  hr.annotate = positions <= 40;
+  hr.cell = positions <= 40 ? 40 : 12;
+  write_file_atomic(out.file("patch_residual.svg"), svg_heatmap(r.residual, hr), "patch");
+
+  std::cout << "patching " << o.checkpoint << ", " << how << "\n"
+            << "probe: " << p.probe.rule << "; " << o.rows << " rows, seed " << o.seed << ", answer read at position "
+            << p.probe.position << "\n"
+            << "logit difference (clean answer - corrupted answer): clean " << fixed(r.clean_difference, 3)
+            << ", corrupted " << fixed(r.corrupted_difference, 3) << "\n"
+            << "recovered share per head (1 = as the clean run, 0 = as the corrupted run):\n";
+  for (std::size_t l = 0; l < layers; ++l) {
+    std::cout << "  layer " << l << ":";
+    for (std::size_t h = 0; h < heads; ++h) std::cout << "  h" << h << " " << fixed(r.heads[l][h], 2);
+    std::cout << "\n";
+  }
+  std::cout << "positions of the stream with a share above 0.5: ";
+  bool any = false;
+  for (std::size_t i = 0; i < r.residual.size(); ++i)
+    for (std::size_t t = 0; t < positions; ++t)
+      if (r.residual[i][t] > 0.5) {
+        std::cout << (any ? ", " : "") << (i < layers ? "before layer " + std::to_string(i) : std::string("final")) << " at "
+                  << t;
+        any = true;
+      }
+  std::cout << (any ? "" : "none") << "\nwrote patch_heads.csv, patch_residual.csv and their .svg in " << out.path().string() << "\n";
+  return 0;
+}
+
+int run_attribute(const CircuitOptions& o) {
+  Probed p = load_and_probe(o);
+  DecoderOnlyLM<float>& lm = *p.model.lm;
+  if (!lm.config().norm_first) {
+    throw ValueError("direct logit attribution needs a pre-LN model (its stream a sum of components); this one is post-LN");
+  }
+  const RunDir out = open_output(o, "attribute", {"attribution.csv", "logit_lens.csv", "attribution.svg"});
+  const LogitAttribution a = direct_logit_attribution(lm, p.probe.clean, p.probe.position, p.probe.clean_answer);
+  const std::vector<LensLayer> lens = logit_lens(lm, p.probe.clean, p.probe.position, p.probe.clean_answer);
+  const std::size_t layers = lm.layers(), heads = lm.layer(0).self_attn.config().num_heads;
+
+  std::ostringstream csv;
+  csv << "component,layer,head,mean,sd\n";
+  std::vector<std::vector<double>> grid(layers, std::vector<double>(heads, 0.0));
+  for (const LogitComponent& c : a.components) {
+    double var = 0;
+    for (double v : c.per_row) var += (v - c.mean) * (v - c.mean);
+    const double sd = c.per_row.size() > 1 ? std::sqrt(var / double(c.per_row.size() - 1)) : 0.0;
+    csv << c.name << "," << c.layer << "," << c.head << "," << fixed(c.mean, 6) << "," << fixed(sd, 6) << "\n";
+    if (c.head >= 0) grid[std::size_t(c.layer)][std::size_t(c.head)] = c.mean;
+  }
+  double constant = 0, logit = 0;
+  for (std::size_t b = 0; b < a.logit.size(); ++b) {
+    constant += a.constant[b] / double(a.logit.size());
+    logit += a.logit[b] / double(a.logit.size());
+  }
+  csv << "constant,-1,-1," << fixed(constant, 6) << ",\n";
+  write_file_atomic(out.file("attribution.csv"), csv.str(), "attribute");
+  std::ostringstream lcsv;
+  lcsv << "point,mean_rank,top1,top_tokens\n";
+  for (const LensLayer& l : lens) {
+    lcsv << l.point << "," << fixed(l.mean_rank, 3) << "," << fixed(l.top1, 4) << ",";
+    for (std::size_t i = 0; i < l.top_tokens.size(); ++i) lcsv << (i ? " " : "") << l.top_tokens[i];
+    lcsv << "\n";
+  }
+  write_file_atomic(out.file("logit_lens.csv"), lcsv.str(), "attribute");
+  double largest = 0;
+  for (const auto& row : grid)
+    for (double v : row) largest = std::max(largest, std::abs(v));
+  HeatmapOptions ho;
+  ho.title = "each head's direct term of the answer's logit: " + checkpoint_name(o.checkpoint);
+  ho.x_label = "head";
+  ho.y_label = "layer";
+  ho.col_labels = head_labels(heads);
+  ho.row_labels = layer_labels(layers);
+  ho.vmin = -largest;
+  ho.vmax = largest > 0 ? largest : 1.0;
+  ho.scale_label = "logit";
+  write_file_atomic(out.file("attribution.svg"), svg_heatmap(grid, ho), "attribute");
+
+  std::cout << "direct logit attribution of " << o.checkpoint << "\n"
+            << "probe: clean rows of " << p.probe.rule << "; " << o.rows << " rows, seed " << o.seed
+            << ", answer read at position " << p.probe.position << "\n"
+            << "the answer's logit " << fixed(logit, 3) << " = the terms below + constant " << fixed(constant, 3)
+            << " (largest gap over the rows " << std::scientific << std::setprecision(1) << a.max_sum_error
+            << std::defaultfloat << "; the final norm's scale frozen per row)\n";
+  std::vector<const LogitComponent*> order;
+  for (const LogitComponent& c : a.components) order.push_back(&c);
+  std::sort(order.begin(), order.end(), [](auto* x, auto* y) { return std::abs(x->mean) > std::abs(y->mean); });
+  for (std::size_t i = 0; i < std::min<std::size_t>(order.size(), 8); ++i)
+    std::cout << "  " << std::left << std::setw(22) << order[i]->name << std::right << fixed(order[i]->mean, 3) << "\n";
+  std::cout << "logit lens (the stream read through the final norm and the unembedding):\n";
+  for (const LensLayer& l : lens) {
+    std::cout << "  " << std::left << std::setw(26) << l.point << std::right << "answer rank " << fixed(l.mean_rank, 2)
+              << ", top-1 " << fixed(l.top1, 2) << "; row 0's top:";
+    for (std::int64_t t : l.top_tokens) std::cout << " " << token_text(p.model, t);
+    std::cout << "\n";
+  }
+  std::cout << "wrote attribution.csv, logit_lens.csv and attribution.svg in " << out.path().string() << "\n";
+  return 0;
+}
+
+}  // namespace headlab::cli

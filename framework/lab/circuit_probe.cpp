@@ -1,0 +1,120 @@
+// lab/circuit_probe.cpp: clean and corrupted inputs by rule (headlab/lab/circuit_probe.hpp).
+#include "headlab/lab/circuit_probe.hpp"
+
+#include <algorithm>
+
+#include <xtensor/xview.hpp>
+
+#include "headlab/core/random.hpp"
+#include "headlab/data/text.hpp"
+#include "headlab/train/induction_task.hpp"
+#include "headlab/train/recall_task.hpp"
+
+namespace headlab {
+
+namespace {
+
+// Induction, block T (columns 0..2T-1 of <s> r_1..r_T r_1..r_T): the first half redrawn except
+// column T-1, with r_{T-1} nowhere else in it and a new token at column T.
+CircuitProbe induction_probe(const TrainOptions& o, const CircuitProbeOptions& p) {
+  const std::size_t T = o.length, L = 2 * T;
+  if (o.vocab < 5) throw ValueError("circuit probe: the induction model's vocab " + std::to_string(o.vocab) + " is below 5");
+  Generator gen(p.seed);
+  const InductionBatch batch = induction_batch(gen, p.count, T, o.vocab, true);
+  CircuitProbe out;
+  out.clean = xt::view(batch.sequences, xt::all(), xt::range(0, std::ptrdiff_t(L)));
+  out.corrupted = out.clean;
+  out.position = L - 1;
+  auto token = [&] { return 2 + static_cast<std::int64_t>(gen.below(o.vocab - 2)); };
+  for (std::size_t b = 0; b < p.count; ++b) {
+    const std::int64_t kept = out.clean(b, T - 1);  // r_{T-1}, the token at p
+    // Clean too: r_{T-1} nowhere else in the first half (r_T included), so that one key matches.
+    for (std::size_t t = 1; t <= T; ++t) {
+      if (t == T - 1) continue;
+      while (out.clean(b, t) == kept) out.clean(b, t) = out.corrupted(b, t) = token();
+      if (t + T < L) out.clean(b, t + T) = out.corrupted(b, t + T) = out.clean(b, t);
+    }
+    const std::int64_t answer = out.clean(b, T);  // r_T
+    for (std::size_t t = 1; t <= T; ++t) {
+      if (t == T - 1) continue;
+      std::int64_t x = token();
+      while (x == kept || (t == T && x == answer)) x = token();
+      out.corrupted(b, t) = x;
+    }
+    out.clean_answer.push_back(answer);
+    out.corrupted_answer.push_back(out.corrupted(b, T));
+  }
+  out.rule = "induction, block " + std::to_string(T) + ": the first half redrawn except the earlier copy of the last token";
+  return out;
+}
+
+// Recall: the value of key `slot` of the last query changed.
+CircuitProbe recall_probe(const TrainOptions& o, const CircuitProbeOptions& p) {
+  const RecallLayout layout = recall_layout(o);
+  if (p.slot >= layout.relations) {
+    throw ValueError("circuit probe: slot " + std::to_string(p.slot) + " is not below the " +
+                     std::to_string(layout.relations) + " keys a recall query names");
+  }
+  Generator gen(p.seed);
+  const std::size_t n = o.length, L = 2 * n + 1;
+  const RecallBatch batch = recall_batch(gen, layout, p.count, n);
+  CircuitProbe out;
+  out.clean = batch.sequences;
+  out.corrupted = out.clean;
+  out.position = L - 1;
+  const std::int64_t first_query = std::int64_t(2 + layout.keys * layout.values);
+  for (std::size_t b = 0; b < p.count; ++b) {
+    // The keys the last query names: its index in base K, most significant first.
+    std::size_t index = std::size_t(out.clean(b, L - 1) - first_query);
+    std::vector<std::size_t> named(layout.relations);
+    for (std::size_t i = layout.relations; i-- > 0;) {
+      named[i] = index % layout.keys;
+      index /= layout.keys;
+    }
+    std::vector<std::size_t> answer = layout.answer_values(batch.targets(b, L - 1));
+    out.clean_answer.push_back(batch.targets(b, L - 1));
+    for (std::size_t i = 1; i <= n; ++i) {
+      const std::size_t pair = std::size_t(out.clean(b, i) - 2);
+      if (pair / layout.values != named[p.slot]) continue;
+      const std::size_t value = (pair % layout.values + 1 + gen.below(layout.values - 1)) % layout.values;
+      out.corrupted(b, i) = layout.pair_token(named[p.slot], value);
+      answer[p.slot] = value;
+    }
+    out.corrupted_answer.push_back(layout.answer_token(answer));
+  }
+  out.rule = "recall: the value of key " + std::to_string(p.slot + 1) + " of the last query changed";
+  return out;
+}
+
+}  // namespace
+
+CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeOptions& probe) {
+  if (probe.count == 0) throw ValueError("circuit probe: the number of rows must be > 0");
+  if (options.task == Task::induction) return induction_probe(options, probe);
+  if (options.task == Task::recall) return recall_probe(options, probe);
+  throw ValueError("circuit probe: the " + task_name(options.task) +
+                   " task has no corruption rule yet (induction and recall have one)");
+}
+
+std::vector<double> logit_differences(const Array<float>& logits, const CircuitProbe& probe) {
+  const std::size_t B = probe.clean_answer.size();
+  if (logits.dimension() != 3 || logits.shape()[0] != B || logits.shape()[1] <= probe.position) {
+    throw ShapeError("logit_differences: logits should be (" + std::to_string(B) + ", L > " +
+                     std::to_string(probe.position) + ", V)");
+  }
+  std::vector<double> out(B);
+  for (std::size_t b = 0; b < B; ++b) {
+    out[b] = double(logits(b, probe.position, std::size_t(probe.clean_answer[b]))) -
+             double(logits(b, probe.position, std::size_t(probe.corrupted_answer[b])));
+  }
+  return out;
+}
+
+double mean_logit_difference(const Array<float>& logits, const CircuitProbe& probe) {
+  const std::vector<double> d = logit_differences(logits, probe);
+  double s = 0;
+  for (double x : d) s += x;
+  return s / double(d.size());
+}
+
+}  // namespace headlab

@@ -1,0 +1,46 @@
+// headlab/lab/circuit_probe.hpp: clean and corrupted inputs of a designed task, built by rule so
+// that the right answer of each is known, and the logit difference that activation patching and
+// attribution read (docs/circuits.md).
+//
+// Decoder-only tasks; every row is read at one position p, the last input position:
+//   induction  clean      <s> r_1 .. r_T r_1 .. r_{T-1}   (block T: the whole sequence repeats; r_{T-1}
+//                         nowhere else in the first half, r_T included, so one key matches)
+//              corrupted  the first half redrawn at random except r_{T-1} at position T-1, the earlier
+//                         copy of the token at p (so the redrawn token x after it is the corrupted
+//                         answer; x != r_T, and r_{T-1} occurs nowhere else in the first half)
+//              answers    clean r_T, corrupted x
+//   recall     clean      <s> (k_1 v_1) .. (k_n v_n) q_1 .. q_n      (the run's own layout)
+//              corrupted  the value of one key named by q_n (slot s of its r keys) changed at random
+//              answers    the answer tokens of q_n before and after the change
+// Logit difference of a run at row b: LD_b = logit[p, clean answer] - logit[p, corrupted answer].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headlab/train/checkpoint.hpp"
+
+namespace headlab {
+
+struct CircuitProbe {
+  IndexArray clean, corrupted;                      // (B, L) inputs
+  std::size_t position = 0;                         // p, read in every row
+  std::vector<std::int64_t> clean_answer, corrupted_answer;  // (B)
+  std::string rule;                                 // one line: how the corruption was made
+};
+
+struct CircuitProbeOptions {
+  std::size_t count = 64;     // rows
+  std::uint64_t seed = 1;     // the probe's own generator
+  std::size_t slot = 0;       // recall: which of the query's r keys gets a new value
+};
+
+// ValueError naming the task for a task without a rule (copy, translate, lm) or a slot >= r.
+CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeOptions& probe = {});
+
+// Per row: logits (B, L, V) -> LD_b as above; and their mean.
+std::vector<double> logit_differences(const Array<float>& logits, const CircuitProbe& probe);
+double mean_logit_difference(const Array<float>& logits, const CircuitProbe& probe);
+
+}  // namespace headlab

@@ -1,0 +1,250 @@
+// The causal tools proven on a planted circuit: a two-layer attention-only model whose weights are
+// set by hand to solve the induction task with a previous-token head (layer 0, head 1) and an
+// induction head (layer 1, head 2) among distractor heads with small random weights. Patching,
+// direct logit attribution and composition must each name the planted heads and not the others.
+//
+// The model (d_model 24, 3 heads of 16 per layer, RoPE base 15241, so that rotary pairs 0-3 turn by
+// 1, 0.3, 0.09, 0.027 rad per position and pairs 4-7 by under 0.01): the stream has three blocks of 8
+// dims, one per token id: A (the token), B (the previous token), C (the token to predict).
+//   embedding        token t -> e_A(t)
+//   prev-token head  q, k constant (biases) in pairs 0-3, k turned one position back: the score
+//                    peaks at key i-1; v copies A, W_O writes it to B
+//   induction head   q reads A, k reads B, in the slow pairs 4-7 (content, nearly unrotated): query i
+//                    attends to the key whose previous token is its own token; v copies A, W_O
+//                    writes to C
+//   unembedding      token t <- 10 e_C(t)
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <xtensor/xview.hpp>
+
+#include "headlab/core/random.hpp"
+#include "headlab/lab/circuit_probe.hpp"
+#include "headlab/lab/composition.hpp"
+#include "headlab/lab/logit_attribution.hpp"
+#include "headlab/lab/patching.hpp"
+#include "headlab/ops/ops.hpp"
+
+using namespace headlab;
+
+namespace {
+
+constexpr std::size_t kVocab = 8, kD = 24, kHeads = 3, kHeadDim = 16, kPrevHead = 1, kInductionHead = 2;
+
+Tensor<float> param(DecoderOnlyLM<float>& m, const std::string& name) {
+  for (const auto& [n, t] : m.named_parameters())
+    if (n == name) return t;
+  throw ValueError("no parameter " + name);
+}
+
+// Content dims of a head: rotary pairs 4-7 are dims 4-7 and 12-15 (pair k = dims k and k + 8).
+std::size_t content_dim(std::size_t id) { return id < 4 ? 4 + id : 8 + id; }
+
+std::unique_ptr<DecoderOnlyLM<float>> planted_induction_model(bool distractors = true) {
+  TransformerConfig c;
+  c.d_model = kD;
+  c.ff_dim = 8;
+  c.decoder_layers = 2;
+  c.attention_only = true;
+  c.norm_first = true;
+  c.dropout = 0.0;
+  c.attention.num_heads = kHeads;
+  c.attention.head_dim = kHeadDim;
+  c.attention.rope = true;
+  c.attention.rope_base = 15241.0;  // 0.3^-8: pair 1 turns 0.3 rad per position
+  c.src_vocab = c.tgt_vocab = kVocab;
+  c.max_len = 64;
+  Generator gen(5);
+  auto m = std::make_unique<DecoderOnlyLM<float>>(c, gen);
+  m->eval();
+  for (auto& [name, p] : m->named_parameters()) {
+    const bool norm = name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
+    p.mutable_value().fill(norm ? 1.0f : 0.0f);
+  }
+  Array<float>& embed = param(*m, "embed.weight").mutable_value();  // (V, D)
+  for (std::size_t t = 0; t < kVocab; ++t) embed(t, t) = 1.0f;
+  Array<float>& unembed = param(*m, "lm_head.weight").mutable_value();  // (V, D)
+  for (std::size_t t = 0; t < kVocab; ++t) unembed(t, 16 + t) = 10.0f;
+  const std::size_t q0 = 0, k0 = kHeads * kHeadDim, v0 = 2 * kHeads * kHeadDim;  // in_proj row blocks
+  // Layer 0, previous-token head: q = (12, 0) and k = 12 (cos th, sin th) in each fast pair k < 4.
+  {
+    Array<float>& b = param(*m, "layers.0.self_attn.in_proj_bias").mutable_value();
+    Array<float>& w = param(*m, "layers.0.self_attn.in_proj_weight").mutable_value();
+    Array<float>& o = param(*m, "layers.0.self_attn.out_proj.weight").mutable_value();  // (D, h d)
+    const std::size_t h = kPrevHead * kHeadDim;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const double theta = std::pow(15241.0, -2.0 * double(k) / double(kHeadDim));
+      b(q0 + h + k) = 12.0f;
+      b(k0 + h + k) = float(12.0 * std::cos(theta));
+      b(k0 + h + k + 8) = float(12.0 * std::sin(theta));
+    }
+    for (std::size_t id = 0; id < kVocab; ++id) {
+      w(v0 + h + id, id) = 1.0f;      // v: the token (block A)
+      o(8 + id, h + id) = 1.0f;       // written to block B
+    }
+  }
+  // Layer 1, induction head: q reads A, k reads B (content dims), v reads A, written to C.
+  {
+    Array<float>& w = param(*m, "layers.1.self_attn.in_proj_weight").mutable_value();
+    Array<float>& o = param(*m, "layers.1.self_attn.out_proj.weight").mutable_value();
+    const std::size_t h = kInductionHead * kHeadDim;
+    for (std::size_t id = 0; id < kVocab; ++id) {
+      w(q0 + h + content_dim(id), id) = 3.0f;
+      w(k0 + h + content_dim(id), 8 + id) = 3.0f;
+      w(v0 + h + id, id) = 1.0f;
+      o(16 + id, h + id) = 1.0f;
+    }
+  }
+  if (distractors) {  // the other heads: small random weights everywhere they have any
+    for (std::size_t l = 0; l < 2; ++l) {
+      const std::string p = "layers." + std::to_string(l) + ".self_attn.";
+      Array<float>& w = param(*m, p + "in_proj_weight").mutable_value();
+      Array<float>& o = param(*m, p + "out_proj.weight").mutable_value();
+      const std::size_t planted = l == 0 ? kPrevHead : kInductionHead;
+      for (std::size_t h = 0; h < kHeads; ++h) {
+        if (h == planted) continue;
+        for (std::size_t part = 0; part < 3; ++part)
+          for (std::size_t r = 0; r < kHeadDim; ++r)
+            for (std::size_t j = 0; j < kD; ++j) w(part * kHeads * kHeadDim + h * kHeadDim + r, j) = float(0.5 * gen.normal());
+        for (std::size_t j = 0; j < kD; ++j)
+          for (std::size_t r = 0; r < kHeadDim; ++r) o(j, h * kHeadDim + r) = float(0.02 * gen.normal());
+      }
+    }
+  }
+  return m;
+}
+
+TrainOptions induction_options() {
+  TrainOptions o = TrainOptions::defaults_for(Task::induction);
+  o.vocab = kVocab;
+  o.length = 6;
+  return o;
+}
+
+// Accuracy of the argmax at the probe's position on the clean rows.
+double clean_accuracy(DecoderOnlyLM<float>& m, const CircuitProbe& probe) {
+  NoGradGuard no_grad;
+  const Array<float> logits = m.forward(probe.clean, nullptr).value();
+  double right = 0;
+  for (std::size_t b = 0; b < probe.clean_answer.size(); ++b) {
+    const auto row = xt::view(logits, b, probe.position, xt::all());
+    right += std::size_t(std::distance(row.begin(), std::max_element(row.begin(), row.end()))) ==
+             std::size_t(probe.clean_answer[b]);
+  }
+  return right / double(probe.clean_answer.size());
+}
+
+}  // namespace
+
+TEST_CASE("circuit probe: induction corruptions keep the query's earlier copy and change the answer") {
+  const TrainOptions o = induction_options();
+  const CircuitProbe p = make_circuit_probe(o, {32, 3, 0});
+  const std::size_t T = o.length;
+  REQUIRE(p.clean.shape() == Shape{32, 2 * T});
+  CHECK(p.position == 2 * T - 1);
+  for (std::size_t b = 0; b < 32; ++b) {
+    CHECK(p.clean(b, 0) == 1);
+    for (std::size_t t = 1; t < T; ++t) CHECK(p.clean(b, t + T) == p.clean(b, t));  // the copy
+    for (std::size_t t = 1; t <= T; ++t)
+      if (t != T - 1) CHECK(p.clean(b, t) != p.clean(b, T - 1));  // one earlier copy of the query
+    CHECK(p.corrupted(b, T - 1) == p.clean(b, T - 1));
+    CHECK(p.clean_answer[b] == p.clean(b, T));
+    CHECK(p.corrupted_answer[b] == p.corrupted(b, T));
+    CHECK(p.corrupted_answer[b] != p.clean_answer[b]);
+    for (std::size_t t = T + 1; t < 2 * T; ++t) CHECK(p.corrupted(b, t) == p.clean(b, t));  // second half kept
+  }
+  TrainOptions copy = TrainOptions::defaults_for(Task::copy);
+  CHECK_THROWS_WITH_AS(make_circuit_probe(copy), doctest::Contains("copy"), ValueError);
+}
+
+TEST_CASE("planted induction circuit: the model solves the task, and only with both planted heads") {
+  auto m = planted_induction_model();
+  const CircuitProbe probe = make_circuit_probe(induction_options(), {64, 1, 0});
+  CHECK(clean_accuracy(*m, probe) >= 0.95);
+  // The patterns: layer 0 head 1 reads the previous position; layer 1 head 2 at the last query reads
+  // position T, the one after the earlier copy of its token.
+  HookPoints<float> hooks;
+  hooks.set_caching(true);
+  m->set_hooks(&hooks);
+  clean_accuracy(*m, probe);
+  m->set_hooks(nullptr);
+  const Array<float> prev = hooks.cached("blocks.0.attn.hook_pattern").value(), ind = hooks.cached("blocks.1.attn.hook_pattern").value();
+  double on_previous = 0, on_match = 0;
+  const std::size_t B = probe.clean_answer.size(), L = probe.clean.shape()[1];
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t i = 1; i < L; ++i) on_previous += prev(b, kPrevHead, i, i - 1) / double(B * (L - 1));
+    on_match += ind(b, kInductionHead, L - 1, 6) / double(B);
+  }
+  CHECK(on_previous > 0.95);
+  CHECK(on_match > 0.95);
+  for (auto [layer, head] : {std::pair<std::size_t, std::size_t>{0, kPrevHead}, {1, kInductionHead}}) {
+    Array<float> mask = xt::ones<float>({kHeads});
+    mask(head) = 0.0f;
+    m->layer(layer).self_attn.set_head_mask(Tensor<float>(mask));
+    CHECK(clean_accuracy(*m, probe) < 0.5);  // a planted head removed: the task fails
+    m->layer(layer).self_attn.set_head_mask(Tensor<float>());
+  }
+}
+
+TEST_CASE("planted induction circuit: patching, attribution and composition name the planted heads") {
+  auto m = planted_induction_model();
+  const CircuitProbe probe = make_circuit_probe(induction_options(), {64, 2, 0});
+  const std::size_t T = 6;
+
+  SUBCASE("patching: the induction head restores the answer; the rest do not") {
+    const PatchingResult r = activation_patching(*m, probe);
+    CHECK(r.clean_difference > 5.0);
+    CHECK(r.corrupted_difference < -5.0);
+    for (std::size_t l = 0; l < 2; ++l)
+      for (std::size_t h = 0; h < kHeads; ++h) {
+        CAPTURE(l);
+        CAPTURE(h);
+        if (l == 1 && h == kInductionHead) CHECK(r.heads[l][h] > 0.9);
+        else CHECK(std::abs(r.heads[l][h]) < 0.1);
+      }
+    // The residual: the answer lives at position T (the token after the earlier copy) until the
+    // induction head moves it to the last position.
+    REQUIRE(r.residual.size() == 3);
+    for (std::size_t point = 0; point < 2; ++point)
+      for (std::size_t t = 0; t < 2 * T; ++t) {
+        CAPTURE(point);
+        CAPTURE(t);
+        if (t == T) CHECK(r.residual[point][t] > 0.9);
+        else CHECK(std::abs(r.residual[point][t]) < 0.1);
+      }
+    CHECK(r.residual[2][2 * T - 1] > 0.99);  // the final stream at the answer position is the answer
+    // Noising: the clean run with the corrupted induction head loses the answer.
+    const PatchingResult noise = activation_patching(*m, probe, PatchDirection::noise);
+    CHECK(noise.heads[1][kInductionHead] < 0.1);
+    CHECK(noise.heads[0][kPrevHead] > 0.9);  // the previous token at T is the same in both runs
+  }
+  SUBCASE("direct logit attribution: exact, and the induction head writes the answer") {
+    const LogitAttribution a = direct_logit_attribution(*m, probe.clean, probe.position, probe.clean_answer);
+    CHECK(a.max_sum_error < 1e-3);
+    const auto top = std::max_element(a.components.begin(), a.components.end(),
+                                      [](const LogitComponent& x, const LogitComponent& y) { return x.mean < y.mean; });
+    CHECK(top->name == "blocks.1.attn.head2");
+    double rest = 0;
+    for (const LogitComponent& c : a.components)
+      if (c.name != top->name) rest = std::max(rest, std::abs(c.mean));
+    CHECK(top->mean > 5.0 * rest);
+    // Logit lens: the answer is nowhere in the stream before layer 1, first after it.
+    const std::vector<LensLayer> lens = logit_lens(*m, probe.clean, probe.position, probe.clean_answer);
+    REQUIRE(lens.size() == 3);
+    CHECK(lens[2].top1 >= 0.95);
+    CHECK(lens[1].top1 < 0.5);
+  }
+  SUBCASE("composition: the previous-token head is the induction head's K-writer") {
+    LoadedModel loaded;
+    loaded.options = induction_options();
+    loaded.lm = std::move(m);
+    const std::vector<CompositionScore> scores = composition_scores(loaded);
+    const CompositionScore* top = nullptr;
+    for (const CompositionScore& s : scores)
+      if (!top || s.k > top->k) top = &s;
+    CHECK(top->writer_head == kPrevHead);
+    CHECK(top->reader_head == kInductionHead);
+  }
+}
