@@ -2,6 +2,7 @@
 // files; the methods are headlab/lab/patching.hpp's and headlab/lab/logit_attribution.hpp's.
 #include "checkpoint_name.hpp"
 #include "circuits_command.hpp"
+#include "cli_values.hpp"
 #include "number_text.hpp"
 
 #include <algorithm>
@@ -30,10 +31,11 @@ constexpr std::size_t kMaxRows = 4096;
 
 void add_probe_flags(CLI::App* c, CircuitOptions& o) {
   c->add_option("--checkpoint", o.checkpoint, "a decoder-only checkpoint of the induction or recall task")->required();
-  c->add_option("--rows", o.rows, "probe rows, clean and corrupted (default 64)")
-      ->check(CLI::Range(std::size_t(1), kMaxRows));
-  c->add_option("--seed", o.seed, "the probe's random seed (default 1)");
-  c->add_option("--slot", o.slot, "recall: which of the last query's keys gets a new value, from 0 (default 0)");
+  c->add_option("--rows", o.rows, "probe rows, clean and corrupted, 1 to " + std::to_string(kMaxRows) + " (default 64)")
+      ->check(whole_number(1, kMaxRows));
+  c->add_option("--seed", o.seed, "the probe's random seed (default 1)")->check(whole_number());
+  c->add_option("--slot", o.slot, "recall: which of the last query's keys gets a new value, from 0 (default 0)")
+      ->check(whole_number(0, 64));
   c->add_option("--out", o.out, "output directory");
   c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier run of this command in the output directory");
 }
@@ -45,10 +47,6 @@ struct Probed {
 
 Probed load_and_probe(const CircuitOptions& o) {
   Probed p{load_trained_model(o.checkpoint), {}};
-  if (!p.model.lm) {
-    throw ValueError("patching and attribution are for decoder-only checkpoints (induction, recall); this one is '" +
-                     task_name(p.model.options.task) + "'");
-  }
   CircuitProbeOptions po;
   po.count = o.rows;
   po.seed = o.seed;
@@ -77,10 +75,28 @@ std::vector<std::string> head_labels(std::size_t heads) {
   return out;
 }
 
-std::vector<std::string> layer_labels(std::size_t layers) {
+// "blocks.0.attn" -> "0 attn", "decoder.1.cross_attn" -> "dec 1 cross", "encoder.0.hook_resid_pre" -> "enc 0".
+std::string short_label(const std::string& name) {
+  std::string label = name;
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"blocks.", "layer "}, {"encoder.", "enc "}, {"decoder.", "dec "},
+                                 {".cross_attn", " cross"}, {".attn", " self"}, {".hook_resid_pre", ""},
+                                 {".hook_resid_post", " out"}})
+    if (const auto at = label.find(from); at != std::string::npos) label.replace(at, from.size(), to);
+  return label;
+}
+
+std::vector<std::string> short_labels(const std::vector<std::string>& names) {
   std::vector<std::string> out;
-  for (std::size_t l = 0; l < layers; ++l) out.push_back("layer " + std::to_string(l));
+  for (const std::string& n : names) out.push_back(short_label(n));
   return out;
+}
+
+// Rows of unequal length (encoder and decoder positions) padded with NaN ("n/a" in the heatmap).
+std::vector<std::vector<double>> padded(std::vector<std::vector<double>> rows) {
+  std::size_t width = 0;
+  for (const auto& r : rows) width = std::max(width, r.size());
+  for (auto& r : rows) r.resize(width, std::nan(""));
+  return rows;
 }
 
 }  // namespace
@@ -104,27 +120,30 @@ int run_patch(const CircuitOptions& o) {
   Probed p = load_and_probe(o);
   const std::vector<std::string> files = {"patch_heads.csv", "patch_residual.csv", "patch_heads.svg", "patch_residual.svg"};
   const RunDir out = open_output(o, "patch", files);  // refused before the work when it holds an earlier run
-  const PatchingResult r = activation_patching(*p.model.lm, p.probe, o.noise ? PatchDirection::noise : PatchDirection::denoise);
-  const std::size_t layers = r.heads.size(), heads = r.heads.at(0).size(), positions = r.residual.at(0).size();
+  const PatchingResult r = activation_patching(p.model, p.probe, o.noise ? PatchDirection::noise : PatchDirection::denoise);
+  const std::size_t heads = r.heads.at(0).size();
+  std::size_t positions = 0;
+  for (const auto& row : r.residual) positions = std::max(positions, row.size());
 
   std::ostringstream csv;
-  csv << "layer,head,recovered\n";
-  for (std::size_t l = 0; l < layers; ++l)
-    for (std::size_t h = 0; h < heads; ++h) csv << l << "," << h << "," << fixed(r.heads[l][h], 6) << "\n";
+  csv << "module,head,recovered\n";
+  for (std::size_t m = 0; m < r.modules.size(); ++m)
+    for (std::size_t h = 0; h < heads; ++h) csv << r.modules[m] << "," << h << "," << fixed(r.heads[m][h], 6) << "\n";
   write_file_atomic(out.file("patch_heads.csv"), csv.str(), "patch");
   std::ostringstream res;
   res << "point,position,recovered\n";
   for (std::size_t i = 0; i < r.residual.size(); ++i)
-    for (std::size_t t = 0; t < positions; ++t) res << r.residual_points[i] << "," << t << "," << fixed(r.residual[i][t], 6) << "\n";
+    for (std::size_t t = 0; t < r.residual[i].size(); ++t)
+      res << r.residual_points[i] << "," << t << "," << fixed(r.residual[i][t], 6) << "\n";
   write_file_atomic(out.file("patch_residual.csv"), res.str(), "patch");
 
   const std::string how = o.noise ? "noising (corrupted into clean)" : "denoising (clean into corrupted)";
   HeatmapOptions hh;
   hh.title = "patching each head's output, " + how + ": " + checkpoint_name(o.checkpoint);
   hh.x_label = "head";
-  hh.y_label = "layer";
+  hh.y_label = "attention module";
   hh.col_labels = head_labels(heads);
-  hh.row_labels = layer_labels(layers);
+  hh.row_labels = short_labels(r.modules);
   hh.vmin = 0.0;
   hh.vmax = 1.0;
   hh.scale_label = "recovered share";
@@ -132,13 +151,12 @@ int run_patch(const CircuitOptions& o) {
   HeatmapOptions hr = hh;
   hr.title = "patching the residual stream at one position, " + how + ": " + checkpoint_name(o.checkpoint);
   hr.x_label = "position (the answer is read at " + std::to_string(p.probe.position) + ")";
-  hr.y_label = "stream before layer";
+  hr.y_label = "stream entering layer (out: leaving the last)";
   hr.col_labels.clear();
-  hr.row_labels = layer_labels(layers);
-  hr.row_labels.push_back("final");
+  hr.row_labels = short_labels(r.residual_points);
   hr.annotate = positions <= 40;
   hr.cell = positions <= 40 ? 40 : 12;
-  write_file_atomic(out.file("patch_residual.svg"), svg_heatmap(r.residual, hr), "patch");
+  write_file_atomic(out.file("patch_residual.svg"), svg_heatmap(padded(r.residual), hr), "patch");
 
   std::cout << "patching " << o.checkpoint << ", " << how << "\n"
             << "probe: " << p.probe.rule << "; " << o.rows << " rows, seed " << o.seed << ", answer read at position "
@@ -146,18 +164,17 @@ int run_patch(const CircuitOptions& o) {
             << "logit difference (clean answer - corrupted answer): clean " << fixed(r.clean_difference, 3)
             << ", corrupted " << fixed(r.corrupted_difference, 3) << "\n"
             << "recovered share per head (1 = as the clean run, 0 = as the corrupted run):\n";
-  for (std::size_t l = 0; l < layers; ++l) {
-    std::cout << "  layer " << l << ":";
-    for (std::size_t h = 0; h < heads; ++h) std::cout << "  h" << h << " " << fixed(r.heads[l][h], 2);
+  for (std::size_t m = 0; m < r.modules.size(); ++m) {
+    std::cout << "  " << std::left << std::setw(12) << short_label(r.modules[m]) << std::right;
+    for (std::size_t h = 0; h < heads; ++h) std::cout << "  h" << h << " " << fixed(r.heads[m][h], 2);
     std::cout << "\n";
   }
   std::cout << "positions of the stream with a share above 0.5: ";
   bool any = false;
   for (std::size_t i = 0; i < r.residual.size(); ++i)
-    for (std::size_t t = 0; t < positions; ++t)
+    for (std::size_t t = 0; t < r.residual[i].size(); ++t)
       if (r.residual[i][t] > 0.5) {
-        std::cout << (any ? ", " : "") << (i < layers ? "before layer " + std::to_string(i) : std::string("final")) << " at "
-                  << t;
+        std::cout << (any ? ", " : "") << r.residual_points[i] << " at " << t;
         any = true;
       }
   std::cout << (any ? "" : "none") << "\nwrote patch_heads.csv, patch_residual.csv and their .svg in " << out.path().string() << "\n";
@@ -166,24 +183,35 @@ int run_patch(const CircuitOptions& o) {
 
 int run_attribute(const CircuitOptions& o) {
   Probed p = load_and_probe(o);
-  DecoderOnlyLM<float>& lm = *p.model.lm;
-  if (!lm.config().norm_first) {
+  const bool norm_first = p.model.lm ? p.model.lm->config().norm_first : p.model.model->config().norm_first;
+  if (!norm_first) {
     throw ValueError("direct logit attribution needs a pre-LN model (its stream a sum of components); this one is post-LN");
   }
   const RunDir out = open_output(o, "attribute", {"attribution.csv", "logit_lens.csv", "attribution.svg"});
-  const LogitAttribution a = direct_logit_attribution(lm, p.probe.clean, p.probe.position, p.probe.clean_answer);
-  const std::vector<LensLayer> lens = logit_lens(lm, p.probe.clean, p.probe.position, p.probe.clean_answer);
-  const std::size_t layers = lm.layers(), heads = lm.layer(0).self_attn.config().num_heads;
+  const LogitAttribution a = direct_logit_attribution(p.model, p.probe);
+  const std::vector<LensLayer> lens = logit_lens(p.model, p.probe);
+  // The heatmap's rows: the modules whose heads write into the stream that is read (the decoder's).
+  std::vector<std::string> modules;
+  std::vector<std::vector<double>> grid;
+  std::size_t heads = 0;
+  for (const LogitComponent& c : a.components) {
+    if (c.head < 0) continue;
+    const std::string module = c.name.substr(0, c.name.rfind(".head"));
+    if (modules.empty() || modules.back() != module) {
+      modules.push_back(module);
+      grid.emplace_back();
+    }
+    grid.back().push_back(c.mean);
+    heads = std::max(heads, grid.back().size());
+  }
 
   std::ostringstream csv;
   csv << "component,layer,head,mean,sd\n";
-  std::vector<std::vector<double>> grid(layers, std::vector<double>(heads, 0.0));
   for (const LogitComponent& c : a.components) {
     double var = 0;
     for (double v : c.per_row) var += (v - c.mean) * (v - c.mean);
     const double sd = c.per_row.size() > 1 ? std::sqrt(var / double(c.per_row.size() - 1)) : 0.0;
     csv << c.name << "," << c.layer << "," << c.head << "," << fixed(c.mean, 6) << "," << fixed(sd, 6) << "\n";
-    if (c.head >= 0) grid[std::size_t(c.layer)][std::size_t(c.head)] = c.mean;
   }
   double constant = 0, logit = 0;
   for (std::size_t b = 0; b < a.logit.size(); ++b) {
@@ -206,13 +234,13 @@ int run_attribute(const CircuitOptions& o) {
   HeatmapOptions ho;
   ho.title = "each head's direct term of the answer's logit: " + checkpoint_name(o.checkpoint);
   ho.x_label = "head";
-  ho.y_label = "layer";
+  ho.y_label = "attention module";
   ho.col_labels = head_labels(heads);
-  ho.row_labels = layer_labels(layers);
+  ho.row_labels = short_labels(modules);
   ho.vmin = -largest;
   ho.vmax = largest > 0 ? largest : 1.0;
   ho.scale_label = "logit";
-  write_file_atomic(out.file("attribution.svg"), svg_heatmap(grid, ho), "attribute");
+  write_file_atomic(out.file("attribution.svg"), svg_heatmap(padded(grid), ho), "attribute");
 
   std::cout << "direct logit attribution of " << o.checkpoint << "\n"
             << "probe: clean rows of " << p.probe.rule << "; " << o.rows << " rows, seed " << o.seed
@@ -224,10 +252,10 @@ int run_attribute(const CircuitOptions& o) {
   for (const LogitComponent& c : a.components) order.push_back(&c);
   std::sort(order.begin(), order.end(), [](auto* x, auto* y) { return std::abs(x->mean) > std::abs(y->mean); });
   for (std::size_t i = 0; i < std::min<std::size_t>(order.size(), 8); ++i)
-    std::cout << "  " << std::left << std::setw(22) << order[i]->name << std::right << fixed(order[i]->mean, 3) << "\n";
+    std::cout << "  " << std::left << std::setw(30) << order[i]->name << std::right << " " << fixed(order[i]->mean, 3) << "\n";
   std::cout << "logit lens (the stream read through the final norm and the unembedding):\n";
   for (const LensLayer& l : lens) {
-    std::cout << "  " << std::left << std::setw(26) << l.point << std::right << "answer rank " << fixed(l.mean_rank, 2)
+    std::cout << "  " << std::left << std::setw(30) << l.point << std::right << " answer rank " << fixed(l.mean_rank, 2)
               << ", top-1 " << fixed(l.top1, 2) << "; row 0's top:";
     for (std::int64_t t : l.top_tokens) std::cout << " " << token_text(p.model, t);
     std::cout << "\n";

@@ -3,16 +3,16 @@
 // with clean and corrupted inputs made by rule (headlab/lab/circuit_probe.hpp; docs/circuits.md).
 //
 //   headlab patch --checkpoint C [--rows N] [--seed S] [--slot K] [--noise] [--out DIR] [--overwrite]
-//     DIR/patch_heads.csv      layer,head,recovered
+//     DIR/patch_heads.csv      module,head,recovered
 //     DIR/patch_residual.csv   point,position,recovered
-//     DIR/patch_heads.svg, DIR/patch_residual.svg   the two as heatmaps (layer x head, point x position)
+//     DIR/patch_heads.svg, DIR/patch_residual.svg   the two as heatmaps (module x head, point x position)
 //   headlab attribute --checkpoint C [--rows N] [--seed S] [--slot K] [--out DIR] [--overwrite]
 //     DIR/attribution.csv      component,layer,head,mean,sd (terms of the clean answer's logit)
 //     DIR/logit_lens.csv       point,mean_rank,top1,top_tokens
-//     DIR/attribution.svg      the heads' terms, layer x head
+//     DIR/attribution.svg      the heads' terms, module x head
 // DIR defaults to the checkpoint's directory + /patch or /attribute.
 // Exit status: 0 written; 1 a file that cannot be read or written; 2 a usage error (a task without
-// a corruption rule, an encoder-decoder or post-LN model for attribute, an output that exists).
+// a corruption rule (translate, lm), a post-LN model for attribute, an output that exists).
 #pragma once
 
 #include <cstdint>

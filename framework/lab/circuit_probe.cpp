@@ -7,6 +7,8 @@
 
 #include "headlab/core/random.hpp"
 #include "headlab/data/text.hpp"
+#include "headlab/ops/ops.hpp"
+#include "headlab/train/copy_task.hpp"
 #include "headlab/train/induction_task.hpp"
 #include "headlab/train/recall_task.hpp"
 
@@ -86,12 +88,40 @@ CircuitProbe recall_probe(const TrainOptions& o, const CircuitProbeOptions& p) {
   return out;
 }
 
+// Copy: the last source token changed; the decoder reads <s> x_1 .. x_{n-2}.
+CircuitProbe copy_probe(const TrainOptions& o, const CircuitProbeOptions& p) {
+  const std::size_t n = o.length;
+  if (n < 3 || o.vocab < 3) throw ValueError("circuit probe: the copy model's length (>= 3) or vocab (>= 3) is too small");
+  Generator gen(p.seed);
+  CircuitProbe out;
+  out.clean_source = copy_task_batch(gen, p.count, n, o.vocab);
+  out.corrupted_source = out.clean_source;
+  out.clean = xt::view(out.clean_source, xt::all(), xt::range(0, std::ptrdiff_t(n - 1)));
+  out.corrupted = out.clean;
+  out.position = n - 2;
+  for (std::size_t b = 0; b < p.count; ++b) {
+    const std::int64_t answer = out.clean_source(b, n - 1);
+    std::int64_t x = 1 + static_cast<std::int64_t>(gen.below(o.vocab - 1));
+    while (x == answer) x = 1 + static_cast<std::int64_t>(gen.below(o.vocab - 1));
+    out.corrupted_source(b, n - 1) = x;
+    out.clean_answer.push_back(answer);
+    out.corrupted_answer.push_back(x);
+  }
+  out.rule = "copy: the last source token changed";
+  return out;
+}
+
 }  // namespace
 
 CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeOptions& probe) {
   if (probe.count == 0) throw ValueError("circuit probe: the number of rows must be > 0");
+  if (probe.slot != 0 && options.task != Task::recall) {
+    throw ValueError("circuit probe: a slot (" + std::to_string(probe.slot) + ") is for recall models, this one is " +
+                     task_name(options.task));
+  }
   if (options.task == Task::induction) return induction_probe(options, probe);
   if (options.task == Task::recall) return recall_probe(options, probe);
+  if (options.task == Task::copy) return copy_probe(options, probe);
   throw ValueError("circuit probe: the " + task_name(options.task) +
                    " task has no corruption rule yet (induction and recall have one)");
 }
@@ -115,6 +145,61 @@ double mean_logit_difference(const Array<float>& logits, const CircuitProbe& pro
   double s = 0;
   for (double x : d) s += x;
   return s / double(d.size());
+}
+
+Array<float> probe_logits(LoadedModel& model, const CircuitProbe& probe, bool clean, HookPoints<float>* hooks) {
+  NoGradGuard no_grad;
+  const IndexArray& inputs = clean ? probe.clean : probe.corrupted;
+  Module<float>& module = model.lm ? static_cast<Module<float>&>(*model.lm) : *model.model;
+  struct Attached {  // the model keeps no pointer to these hooks afterwards, even when the forward throws
+    LoadedModel& m;
+    ~Attached() { m.lm ? m.lm->set_hooks(nullptr) : m.model->set_hooks(nullptr); }
+  } attached{model};
+  model.lm ? model.lm->set_hooks(hooks) : model.model->set_hooks(hooks);
+  const bool was_training = module.is_training();
+  module.eval();
+  Array<float> logits;
+  if (model.lm) {
+    logits = model.lm->forward(inputs, nullptr).value();
+  } else {
+    if (probe.clean_source.size() == 0) throw ValueError("circuit probe: an encoder-decoder model needs source rows");
+    logits = model.model->forward(clean ? probe.clean_source : probe.corrupted_source, inputs, Masks{}, nullptr).value();
+  }
+  module.train(was_training);
+  return logits;
+}
+
+std::vector<std::string> attention_modules(const LoadedModel& model) {
+  std::vector<std::string> out;
+  if (model.lm) {
+    for (std::size_t l = 0; l < model.lm->layers(); ++l) out.push_back("blocks." + std::to_string(l) + ".attn");
+    return out;
+  }
+  for (std::size_t l = 0; l < model.model->encoder_layers(); ++l) out.push_back("encoder." + std::to_string(l) + ".attn");
+  for (std::size_t l = 0; l < model.model->decoder_layers(); ++l) {
+    out.push_back("decoder." + std::to_string(l) + ".attn");
+    out.push_back("decoder." + std::to_string(l) + ".cross_attn");
+  }
+  return out;
+}
+
+std::vector<std::string> stream_points(const LoadedModel& model) {
+  std::vector<std::string> out;
+  if (model.lm) {
+    for (std::size_t l = 0; l < model.lm->layers(); ++l) out.push_back("blocks." + std::to_string(l) + ".hook_resid_pre");
+  } else {
+    for (std::size_t l = 0; l < model.model->encoder_layers(); ++l)
+      out.push_back("encoder." + std::to_string(l) + ".hook_resid_pre");
+    for (std::size_t l = 0; l < model.model->decoder_layers(); ++l)
+      out.push_back("decoder." + std::to_string(l) + ".hook_resid_pre");
+  }
+  out.push_back(final_stream_point(model));
+  return out;
+}
+
+std::string final_stream_point(const LoadedModel& model) {
+  return model.lm ? "blocks." + std::to_string(model.lm->layers() - 1) + ".hook_resid_post"
+                  : "decoder." + std::to_string(model.model->decoder_layers() - 1) + ".hook_resid_post";
 }
 
 }  // namespace headlab

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "headlab/ops/ops.hpp"
@@ -12,50 +13,48 @@ namespace headlab {
 
 namespace {
 
-// One cached forward of `inputs` (every point kept).
-HookPoints<float> cached_forward(DecoderOnlyLM<float>& model, const IndexArray& inputs, Array<float>* logits) {
-  HookPoints<float> hooks;
-  hooks.set_caching(true);
-  struct Attached {
-    DecoderOnlyLM<float>& model;
-    ~Attached() { model.set_hooks(nullptr); }
-  } attached{model};
-  model.set_hooks(&hooks);
-  const bool was_training = model.is_training();
-  model.eval();
-  Array<float> out = model.forward(inputs, nullptr).value();
-  model.train(was_training);
-  if (logits) *logits = std::move(out);
-  return hooks;
+// What the attribution reads of a model: its final norm, its unembedding, the stream's hook prefix
+// ("blocks." or "decoder."), the embedding's point and the decoder-side attention modules.
+struct Readout {
+  const LayerNorm<float>* norm;
+  const Linear<float>* unembed;
+  const TransformerConfig* config;
+  std::string embed_point, layer_prefix;
+  std::size_t layers;
+};
+
+Readout readout_of(const LoadedModel& m) {
+  if (m.lm) return {&m.lm->final_norm(), &m.lm->unembed(), &m.lm->config(), "hook_embed", "blocks.", m.lm->layers()};
+  return {&m.model->final_norm(), &m.model->unembed(), &m.model->config(), "decoder.hook_embed", "decoder.",
+          m.model->decoder_layers()};
 }
 
-void check_rows(const IndexArray& inputs, std::size_t position, const std::vector<std::int64_t>& answers,
-                std::size_t vocab, const char* what) {
-  if (inputs.dimension() != 2 || answers.size() != inputs.shape()[0] || position >= inputs.shape()[1]) {
-    throw ShapeError(std::string(what) + ": inputs should be (B, T) with B = " + std::to_string(answers.size()) +
-                     " answers and T > position " + std::to_string(position));
-  }
-  for (std::int64_t a : answers)
-    if (a < 0 || std::size_t(a) >= vocab) throw ValueError(std::string(what) + ": answer " + std::to_string(a) + " is not a token");
+// The output bias b_O (D) of an attention module named like attention_modules()'s entries.
+Array<float> output_bias(const LoadedModel& m, const std::string& module) {
+  const std::size_t l = std::stoul(module.substr(module.find('.') + 1));
+  if (m.lm) return m.lm->layer(l).self_attn.parameter("out_proj.bias").value();
+  const bool cross = module.find("cross_attn") != std::string::npos;
+  const auto& layer = m.model->decoder_layer(l);
+  return (cross ? layer.multihead_attn : layer.self_attn).parameter("out_proj.bias").value();
 }
 
 }  // namespace
 
-LogitAttribution direct_logit_attribution(DecoderOnlyLM<float>& model, const IndexArray& inputs, std::size_t position,
-                                          const std::vector<std::int64_t>& answers) {
-  const TransformerConfig& c = model.config();
+LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe& probe) {
+  const Readout r = readout_of(model);
+  const TransformerConfig& c = *r.config;
   if (!c.norm_first) {
     throw ValueError("direct logit attribution: a post-LN model has a norm inside every layer, so its stream is no "
                      "sum of components (train with --pre-ln)");
   }
-  check_rows(inputs, position, answers, c.tgt_vocab, "direct logit attribution");
-  NoGradGuard no_grad;
-  Array<float> logits;
-  const HookPoints<float> hooks = cached_forward(model, inputs, &logits);
-  const std::size_t B = answers.size(), D = c.d_model, L = model.layers(), p = position;
-  const Array<float> gamma = model.final_norm().parameter("weight").value(), beta = model.final_norm().parameter("bias").value();
-  const Array<float> w_u = model.unembed().parameter("weight").value(), b_u = model.unembed().parameter("bias").value();
-  const Array<float> x = hooks.cached("blocks." + std::to_string(L - 1) + ".hook_resid_post").value();
+  HookPoints<float> hooks;
+  hooks.set_caching(true);
+  const Array<float> logits = probe_logits(model, probe, true, &hooks);
+  const std::vector<std::int64_t>& answers = probe.clean_answer;
+  const std::size_t B = answers.size(), D = c.d_model, p = probe.position;
+  const Array<float> gamma = r.norm->parameter("weight").value(), beta = r.norm->parameter("bias").value();
+  const Array<float> w_u = r.unembed->parameter("weight").value(), b_u = r.unembed->parameter("bias").value();
+  const Array<float> x = hooks.cached(final_stream_point(model)).value();
 
   LogitAttribution out;
   std::vector<std::vector<double>> u(B, std::vector<double>(D));  // u_b = W_U[a_b] * gamma / sigma_b
@@ -77,8 +76,7 @@ LogitAttribution direct_logit_attribution(DecoderOnlyLM<float>& model, const Ind
     out.logit.push_back(logits(b, p, a));
   }
   // A component's term per row: u . (c - mean(c)) = u . c - mean(c) sum(u), c = vector(b) (D).
-  auto add = [&](const std::string& name, int layer, int head, const std::function<double(std::size_t, std::size_t)>& vec) {
-    LogitComponent comp{name, layer, head, {}, 0};
+  auto add = [&](LogitComponent comp, const std::function<double(std::size_t, std::size_t)>& vec) {
     for (std::size_t b = 0; b < B; ++b) {
       double dot = 0, mean = 0;
       for (std::size_t j = 0; j < D; ++j) {
@@ -91,21 +89,26 @@ LogitAttribution direct_logit_attribution(DecoderOnlyLM<float>& model, const Ind
     comp.mean = std::accumulate(comp.per_row.begin(), comp.per_row.end(), 0.0) / double(B);
     out.components.push_back(std::move(comp));
   };
-  const Array<float> embed = hooks.cached("hook_embed").value();
-  add("embed", -1, -1, [&](std::size_t b, std::size_t j) { return double(embed(b, p, j)); });
-  for (std::size_t l = 0; l < L; ++l) {
-    const std::string block = "blocks." + std::to_string(l) + ".";
-    const Array<float> result = hooks.cached(block + "attn.hook_result").value();  // (B, T, h, D)
-    for (std::size_t i = 0; i < result.shape()[2]; ++i)
-      add(block + "attn.head" + std::to_string(i), int(l), int(i),
-          [&](std::size_t b, std::size_t j) { return double(result(b, p, i, j)); });
-    if (c.attention.bias) {
-      const Array<float> bias = model.layer(l).self_attn.parameter("out_proj.bias").value();
-      add(block + "attn.bias", int(l), -1, [&](std::size_t, std::size_t j) { return double(bias(j)); });
+  const Array<float> embed = hooks.cached(r.embed_point).value();
+  add({"embed", -1, -1, -1, {}, 0}, [&](std::size_t b, std::size_t j) { return double(embed(b, p, j)); });
+  const std::vector<std::string> modules = attention_modules(model);
+  for (std::size_t l = 0; l < r.layers; ++l) {
+    const std::string layer = r.layer_prefix + std::to_string(l);
+    for (std::size_t mi = 0; mi < modules.size(); ++mi) {
+      const std::string& module = modules[mi];
+      if (module.rfind(layer + ".", 0) != 0) continue;  // another layer's, or the encoder's
+      const Array<float> result = hooks.cached(module + ".hook_result").value();  // (B, T, h, D)
+      for (std::size_t i = 0; i < result.shape()[2]; ++i)
+        add({module + ".head" + std::to_string(i), int(l), int(mi), int(i), {}, 0},
+            [&](std::size_t b, std::size_t j) { return double(result(b, p, i, j)); });
+      if (c.attention.bias) {
+        const Array<float> bias = output_bias(model, module);
+        add({module + ".bias", int(l), int(mi), -1, {}, 0}, [&](std::size_t, std::size_t j) { return double(bias(j)); });
+      }
     }
-    if (!c.attention_only) {
-      const Array<float> mlp = hooks.cached(block + "hook_mlp_out").value();
-      add(block + "mlp", int(l), -1, [&](std::size_t b, std::size_t j) { return double(mlp(b, p, j)); });
+    if (!(model.lm && c.attention_only)) {  // decoder layers of an encoder-decoder always have their MLP
+      const Array<float> mlp = hooks.cached(layer + ".hook_mlp_out").value();
+      add({layer + ".mlp", int(l), -1, -1, {}, 0}, [&](std::size_t b, std::size_t j) { return double(mlp(b, p, j)); });
     }
   }
   for (std::size_t b = 0; b < B; ++b) {
@@ -116,18 +119,20 @@ LogitAttribution direct_logit_attribution(DecoderOnlyLM<float>& model, const Ind
   return out;
 }
 
-std::vector<LensLayer> logit_lens(DecoderOnlyLM<float>& model, const IndexArray& inputs, std::size_t position,
-                                  const std::vector<std::int64_t>& answers) {
-  check_rows(inputs, position, answers, model.config().tgt_vocab, "logit lens");
+std::vector<LensLayer> logit_lens(LoadedModel& model, const CircuitProbe& probe) {
+  const Readout r = readout_of(model);
+  HookPoints<float> hooks;
+  hooks.set_caching(true);
+  probe_logits(model, probe, true, &hooks);
   NoGradGuard no_grad;
-  const HookPoints<float> hooks = cached_forward(model, inputs, nullptr);
-  std::vector<std::string> points = {"hook_embed"};
-  for (std::size_t l = 0; l < model.layers(); ++l) points.push_back("blocks." + std::to_string(l) + ".hook_resid_post");
+  std::vector<std::string> points = {r.embed_point};
+  for (std::size_t l = 0; l < r.layers; ++l) points.push_back(r.layer_prefix + std::to_string(l) + ".hook_resid_post");
+  const std::vector<std::int64_t>& answers = probe.clean_answer;
   const std::size_t B = answers.size();
   std::vector<LensLayer> out;
   for (const std::string& point : points) {
-    const Tensor<float> stream = narrow(hooks.cached(point), 1, position, 1);  // (B, 1, D)
-    const Array<float> logits = model.unembed().forward(model.final_norm().forward(stream)).value();  // (B, 1, V)
+    const Tensor<float> stream = narrow(hooks.cached(point), 1, probe.position, 1);  // (B, 1, D)
+    const Array<float> logits = r.unembed->forward(r.norm->forward(stream)).value();  // (B, 1, V)
     const std::size_t V = logits.shape()[2];
     LensLayer layer;
     layer.point = point;
@@ -141,8 +146,10 @@ std::vector<LensLayer> logit_lens(DecoderOnlyLM<float>& model, const IndexArray&
     std::vector<std::int64_t> order(V);
     std::iota(order.begin(), order.end(), std::int64_t(0));
     const std::size_t k = std::min<std::size_t>(5, V);
-    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
-                      [&](std::int64_t a, std::int64_t b) { return logits(0, 0, std::size_t(a)) > logits(0, 0, std::size_t(b)); });
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(), [&](std::int64_t a, std::int64_t b) {
+      const float la = logits(0, 0, std::size_t(a)), lb = logits(0, 0, std::size_t(b));
+      return la > lb || (la == lb && a < b);
+    });
     layer.top_tokens.assign(order.begin(), order.begin() + std::ptrdiff_t(k));
     out.push_back(std::move(layer));
   }

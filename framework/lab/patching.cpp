@@ -5,22 +5,9 @@
 
 #include <xtensor/xview.hpp>
 
-#include "headlab/ops/ops.hpp"
-
 namespace headlab {
 
 namespace {
-
-// A forward of `inputs` under `hooks`: the mean logit difference.
-double run_difference(DecoderOnlyLM<float>& model, HookPoints<float>& hooks, const IndexArray& inputs,
-                      const CircuitProbe& probe) {
-  struct Attached {  // the model never keeps a pointer to these hooks, even when the forward throws
-    DecoderOnlyLM<float>& model;
-    ~Attached() { model.set_hooks(nullptr); }
-  } attached{model};
-  model.set_hooks(&hooks);
-  return mean_logit_difference(model.forward(inputs, nullptr).value(), probe);
-}
 
 // An edit that puts source[:, index] (axis 1: a head of z (B, h, L, d), or a position of the
 // residual (B, L, D)) into the activation.
@@ -34,45 +21,42 @@ HookPoints<float>::Edit replace_along_axis1(const Array<float>& source, std::siz
 
 }  // namespace
 
-PatchingResult activation_patching(DecoderOnlyLM<float>& model, const CircuitProbe& probe, PatchDirection direction) {
-  NoGradGuard no_grad;
-  const bool was_training = model.is_training();
-  model.eval();
+PatchingResult activation_patching(LoadedModel& model, const CircuitProbe& probe, PatchDirection direction) {
   const bool denoise = direction == PatchDirection::denoise;
-  const IndexArray& target_input = denoise ? probe.corrupted : probe.clean;  // the run that is patched
-  const IndexArray& source_input = denoise ? probe.clean : probe.corrupted;  // where patches come from
-
+  // The patched run reads the corrupted rows when denoising, the clean rows when noising; the
+  // patches come from the other run.
+  const bool patched_is_clean = !denoise;
+  auto difference = [&](bool clean, HookPoints<float>* hooks) {
+    return mean_logit_difference(probe_logits(model, probe, clean, hooks), probe);
+  };
   PatchingResult out;
   HookPoints<float> source;
   source.set_caching(true);
-  const double source_difference = run_difference(model, source, source_input, probe);
-  HookPoints<float> plain;
-  const double target_difference = run_difference(model, plain, target_input, probe);
+  const double source_difference = difference(!patched_is_clean, &source);
+  const double target_difference = difference(patched_is_clean, nullptr);
   out.clean_difference = denoise ? source_difference : target_difference;
   out.corrupted_difference = denoise ? target_difference : source_difference;
   const double span = out.clean_difference - out.corrupted_difference;
   if (!(std::abs(span) >= 1e-6)) {
-    model.train(was_training);
     throw ValueError("patching: the clean and corrupted runs give the same logit difference (" +
                      std::to_string(out.clean_difference) + "): the model does not tell the answers apart");
   }
-  // One row of shares: the activation at `point` patched at index 0, 1, .. count-1 of its axis 1.
-  auto patched_row = [&](const std::string& point, std::size_t count) {
+  // One row of shares: the activation at `point` patched at index 0, 1, .. of its axis 1 (heads of z,
+  // or positions of the stream).
+  auto patched_row = [&](const std::string& point) {
+    const Array<float>& from = source.cached(point).value();
     std::vector<double> row;
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < from.shape()[1]; ++i) {
       HookPoints<float> patch;
-      patch.set_edit(point, replace_along_axis1(source.cached(point).value(), i));
-      row.push_back((run_difference(model, patch, target_input, probe) - out.corrupted_difference) / span);
+      patch.set_edit(point, replace_along_axis1(from, i));
+      row.push_back((difference(patched_is_clean, &patch) - out.corrupted_difference) / span);
     }
     return row;
   };
-  const std::size_t layers = model.layers(), heads = model.layer(0).self_attn.config().num_heads;
-  for (std::size_t l = 0; l < layers; ++l) out.heads.push_back(patched_row("blocks." + std::to_string(l) + ".attn.hook_z", heads));
-  for (std::size_t l = 0; l <= layers; ++l)
-    out.residual_points.push_back(l < layers ? "blocks." + std::to_string(l) + ".hook_resid_pre"
-                                             : "blocks." + std::to_string(layers - 1) + ".hook_resid_post");
-  for (const std::string& point : out.residual_points) out.residual.push_back(patched_row(point, target_input.shape()[1]));
-  model.train(was_training);
+  out.modules = attention_modules(model);
+  for (const std::string& module : out.modules) out.heads.push_back(patched_row(module + ".hook_z"));
+  out.residual_points = stream_points(model);
+  for (const std::string& point : out.residual_points) out.residual.push_back(patched_row(point));
   return out;
 }
 

@@ -148,3 +148,42 @@ set_tests_properties(cli.composition_existing_out_exits_2 PROPERTIES DEPENDS cli
 expect_exit(cli.composition_encoder_decoder_exits_2 2 "decoder-only checkpoints"
             ${HL} composition --checkpoint ${LAB}/copy/checkpoint.safetensors --out ${LAB}/copy_composition)
 set_tests_properties(cli.composition_encoder_decoder_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)
+
+# patch and attribute (docs/circuits.md): the tables, CSVs and heatmaps of a small induction model
+# and a copy model; refused (exit 2, nothing written) for a task without a corruption rule, a post-LN
+# model (attribute), an earlier output without --overwrite, a slot on a task that has none.
+add_test(NAME cli.patch_induction
+         COMMAND sh -c "rm -rf ${LAB}/induction_patch &&
+                        \"$0\" patch --checkpoint ${LAB}/induction/checkpoint.safetensors --rows 16 --out ${LAB}/induction_patch &&
+                        head -1 ${LAB}/induction_patch/patch_heads.csv && grep -c '^blocks\\.[01]\\.attn,[01],' ${LAB}/induction_patch/patch_heads.csv &&
+                        grep -c '^blocks\\.1\\.hook_resid_post,' ${LAB}/induction_patch/patch_residual.csv &&
+                        test -s ${LAB}/induction_patch/patch_heads.svg && test -s ${LAB}/induction_patch/patch_residual.svg && echo FILES-OK" ${HL})
+set_tests_properties(cli.patch_induction PROPERTIES
+                     PASS_REGULAR_EXPRESSION "logit difference \\(clean answer - corrupted answer\\): clean -?[0-9.]+, corrupted -?[0-9.]+\n.*  layer 1 self +h0 -?[0-9.]+  h1 .*module,head,recovered\n4\n12\nFILES-OK"
+                     FIXTURES_REQUIRED lab_induction)
+add_test(NAME cli.attribute_induction
+         COMMAND sh -c "rm -rf ${LAB}/induction_attribute &&
+                        \"$0\" attribute --checkpoint ${LAB}/induction/checkpoint.safetensors --rows 16 --out ${LAB}/induction_attribute &&
+                        cat ${LAB}/induction_attribute/logit_lens.csv && grep -c '^blocks\\.[01]\\.attn\\.head[01],' ${LAB}/induction_attribute/attribution.csv &&
+                        test -s ${LAB}/induction_attribute/attribution.svg && echo FILES-OK" ${HL})
+set_tests_properties(cli.attribute_induction PROPERTIES
+                     PASS_REGULAR_EXPRESSION "the answer's logit -?[0-9.]+ = the terms below \\+ constant -?[0-9.]+ \\(largest gap over the rows [0-9.]+e-0[5-9].*point,mean_rank,top1,top_tokens\nhook_embed,.*\nblocks\\.0\\.hook_resid_post,.*\nblocks\\.1\\.hook_resid_post,.*\n4\nFILES-OK"
+                     FIXTURES_REQUIRED lab_induction)
+add_test(NAME cli.patch_copy
+         COMMAND sh -c "\"$0\" patch --checkpoint ${LAB}/copy/checkpoint.safetensors --rows 8 --out ${LAB}/copy_patch --overwrite &&
+                        grep -c '^decoder\\.0\\.cross_attn,' ${LAB}/copy_patch/patch_heads.csv" ${HL})
+set_tests_properties(cli.patch_copy PROPERTIES PASS_REGULAR_EXPRESSION "dec 0 cross .*\n2\n$" FIXTURES_REQUIRED lab_copy)
+expect_exit(cli.attribute_post_ln_exits_2 2 "post-LN"
+            ${HL} attribute --checkpoint ${LAB}/copy/checkpoint.safetensors --out ${LAB}/copy_attribute)
+set_tests_properties(cli.attribute_post_ln_exits_2 PROPERTIES FIXTURES_REQUIRED lab_copy)
+expect_exit(cli.patch_existing_out_exits_2 2 "--overwrite"
+            ${HL} patch --checkpoint ${LAB}/induction/checkpoint.safetensors --rows 4 --out ${LAB}/induction_patch)
+set_tests_properties(cli.patch_existing_out_exits_2 PROPERTIES DEPENDS cli.patch_induction FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.patch_slot_on_induction_exits_2 2 "slot"
+            ${HL} patch --checkpoint ${LAB}/induction/checkpoint.safetensors --slot 1 --out ${LAB}/induction_patch_slot)
+set_tests_properties(cli.patch_slot_on_induction_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.patch_rows_0_exits_2 2 "--rows"
+            ${HL} patch --checkpoint ${LAB}/induction/checkpoint.safetensors --rows 0 --out ${LAB}/induction_patch_0)
+expect_exit(cli.patch_translate_exits_2 2 "no corruption rule"
+            ${HL} patch --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors --out ${LAB}/translate_patch)
+set_tests_properties(cli.patch_translate_exits_2 PROPERTIES FIXTURES_REQUIRED toy_translate)

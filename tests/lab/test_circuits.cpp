@@ -155,8 +155,8 @@ TEST_CASE("circuit probe: induction corruptions keep the query's earlier copy an
     CHECK(p.corrupted_answer[b] != p.clean_answer[b]);
     for (std::size_t t = T + 1; t < 2 * T; ++t) CHECK(p.corrupted(b, t) == p.clean(b, t));  // second half kept
   }
-  TrainOptions copy = TrainOptions::defaults_for(Task::copy);
-  CHECK_THROWS_WITH_AS(make_circuit_probe(copy), doctest::Contains("copy"), ValueError);
+  CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::translate)), doctest::Contains("translate"), ValueError);
+  CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::lm)), doctest::Contains("lm"), ValueError);
 }
 
 TEST_CASE("planted induction circuit: the model solves the task, and only with both planted heads") {
@@ -189,12 +189,16 @@ TEST_CASE("planted induction circuit: the model solves the task, and only with b
 }
 
 TEST_CASE("planted induction circuit: patching, attribution and composition name the planted heads") {
-  auto m = planted_induction_model();
-  const CircuitProbe probe = make_circuit_probe(induction_options(), {64, 2, 0});
+  LoadedModel m;
+  m.options = induction_options();
+  m.lm = planted_induction_model();
+  const CircuitProbe probe = make_circuit_probe(m.options, {64, 2, 0});
   const std::size_t T = 6;
 
   SUBCASE("patching: the induction head restores the answer; the rest do not") {
-    const PatchingResult r = activation_patching(*m, probe);
+    const PatchingResult r = activation_patching(m, probe);
+    CHECK(r.modules == std::vector<std::string>{"blocks.0.attn", "blocks.1.attn"});
+    CHECK(r.residual_points == std::vector<std::string>{"blocks.0.hook_resid_pre", "blocks.1.hook_resid_pre", "blocks.1.hook_resid_post"});
     CHECK(r.clean_difference > 5.0);
     CHECK(r.corrupted_difference < -5.0);
     for (std::size_t l = 0; l < 2; ++l)
@@ -216,12 +220,12 @@ TEST_CASE("planted induction circuit: patching, attribution and composition name
       }
     CHECK(r.residual[2][2 * T - 1] > 0.99);  // the final stream at the answer position is the answer
     // Noising: the clean run with the corrupted induction head loses the answer.
-    const PatchingResult noise = activation_patching(*m, probe, PatchDirection::noise);
+    const PatchingResult noise = activation_patching(m, probe, PatchDirection::noise);
     CHECK(noise.heads[1][kInductionHead] < 0.1);
     CHECK(noise.heads[0][kPrevHead] > 0.9);  // the previous token at T is the same in both runs
   }
   SUBCASE("direct logit attribution: exact, and the induction head writes the answer") {
-    const LogitAttribution a = direct_logit_attribution(*m, probe.clean, probe.position, probe.clean_answer);
+    const LogitAttribution a = direct_logit_attribution(m, probe);
     CHECK(a.max_sum_error < 1e-3);
     const auto top = std::max_element(a.components.begin(), a.components.end(),
                                       [](const LogitComponent& x, const LogitComponent& y) { return x.mean < y.mean; });
@@ -231,20 +235,70 @@ TEST_CASE("planted induction circuit: patching, attribution and composition name
       if (c.name != top->name) rest = std::max(rest, std::abs(c.mean));
     CHECK(top->mean > 5.0 * rest);
     // Logit lens: the answer is nowhere in the stream before layer 1, first after it.
-    const std::vector<LensLayer> lens = logit_lens(*m, probe.clean, probe.position, probe.clean_answer);
+    const std::vector<LensLayer> lens = logit_lens(m, probe);
     REQUIRE(lens.size() == 3);
     CHECK(lens[2].top1 >= 0.95);
     CHECK(lens[1].top1 < 0.5);
   }
   SUBCASE("composition: the previous-token head is the induction head's K-writer") {
-    LoadedModel loaded;
-    loaded.options = induction_options();
-    loaded.lm = std::move(m);
-    const std::vector<CompositionScore> scores = composition_scores(loaded);
+    const std::vector<CompositionScore> scores = composition_scores(m);
     const CompositionScore* top = nullptr;
     for (const CompositionScore& s : scores)
       if (!top || s.k > top->k) top = &s;
     CHECK(top->writer_head == kPrevHead);
     CHECK(top->reader_head == kInductionHead);
   }
+}
+
+// An encoder-decoder: the copy probe, and the tools on an untrained pre-LN copy model, where no head
+// is planted: the attribution is still exact, and the patching tables have the model's shape.
+TEST_CASE("circuit tools on an encoder-decoder: the copy probe, exact attribution, the tables' shape") {
+  TrainOptions o = TrainOptions::defaults_for(Task::copy);
+  o.vocab = 11;
+  o.length = 7;
+  o.d_model = 16;
+  o.heads = 2;
+  o.layers = 2;
+  o.norm_first = true;
+  const CircuitProbe p = make_circuit_probe(o, {16, 4, 0});
+  REQUIRE(p.clean_source.shape() == Shape{16, 7});
+  REQUIRE(p.clean.shape() == Shape{16, 6});
+  CHECK(p.position == 5);
+  for (std::size_t b = 0; b < 16; ++b) {
+    for (std::size_t t = 0; t < 6; ++t) {
+      CHECK(p.clean(b, t) == p.clean_source(b, t));  // the decoder reads the source up to x_{n-2}
+      CHECK(p.corrupted_source(b, t) == p.clean_source(b, t));
+    }
+    CHECK(p.clean_answer[b] == p.clean_source(b, 6));
+    CHECK(p.corrupted_answer[b] == p.corrupted_source(b, 6));
+    CHECK(p.corrupted_answer[b] != p.clean_answer[b]);
+  }
+  LoadedModel m;
+  m.options = o;
+  Generator gen(3);
+  m.model = std::make_unique<Transformer<float>>(o.model_config(), gen);
+  for (auto& [name, t] : m.model->named_parameters())
+    for (auto& v : t.mutable_value()) v = float(0.3 * gen.normal());
+  m.model->eval();
+  const LogitAttribution a = direct_logit_attribution(m, p);
+  CHECK(a.max_sum_error < 1e-3);
+  std::vector<std::string> names;
+  for (const LogitComponent& c : a.components) names.push_back(c.name);
+  for (const char* n : {"embed", "decoder.0.attn.head0", "decoder.0.cross_attn.head1", "decoder.1.cross_attn.bias", "decoder.1.mlp"})
+    CHECK_MESSAGE(std::find(names.begin(), names.end(), n) != names.end(), n);
+  const PatchingResult r = activation_patching(m, p);
+  CHECK(r.modules == std::vector<std::string>{"encoder.0.attn", "encoder.1.attn", "decoder.0.attn", "decoder.0.cross_attn",
+                                              "decoder.1.attn", "decoder.1.cross_attn"});
+  REQUIRE(r.residual.size() == 5);
+  CHECK(r.residual[0].size() == 7);  // encoder positions
+  CHECK(r.residual[4].size() == 6);  // decoder positions
+  // Patching the whole source-side stream entering the encoder at the changed position restores
+  // everything; no other source position matters.
+  CHECK(r.residual[0][6] == doctest::Approx(1.0).epsilon(1e-4));
+  for (std::size_t t = 0; t < 6; ++t) CHECK(r.residual[0][t] == doctest::Approx(0.0).epsilon(1e-4));
+  o.norm_first = false;
+  LoadedModel post;
+  post.options = o;
+  post.model = std::make_unique<Transformer<float>>(o.model_config(), gen);
+  CHECK_THROWS_WITH_AS(direct_logit_attribution(post, p), doctest::Contains("post-LN"), ValueError);
 }

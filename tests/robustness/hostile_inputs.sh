@@ -277,6 +277,8 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "generate_$bad" 1 "$bad" -- "$hl" generate --checkpoint "$file" --prompt-ids "1 2"
   check "explore_$bad" 1 "$bad" -- "$hl" explore --checkpoint "$file" --out "$tmp/explore_$bad.html" --probe-sequences 2
   check "composition_$bad" 1 "$bad" -- "$hl" composition --checkpoint "$file" --out "$tmp/composition_$bad"
+  check "patch_$bad" 1 "$bad" -- "$hl" patch --checkpoint "$file" --out "$tmp/patch_$bad" --rows 4
+  check "attribute_$bad" 1 "$bad" -- "$hl" attribute --checkpoint "$file" --out "$tmp/attribute_$bad" --rows 4
 done
 
 echo "== other commands: values out of range"
@@ -284,6 +286,10 @@ check mlp_demo_steps_negative 2 "--steps" -- "$hl" mlp-demo --steps -5
 check heads_seed_negative 2 "--seed" -- "$hl" heads --checkpoint "$ckpt" --seed -1
 check eval_sequences_1e20 2 "--sequences" -- "$hl" eval --run-dir "$tmp/copy" --sequences 1e20
 check prune_step_nan 2 "--step" -- "$hl" prune --checkpoint "$ckpt" --step nan
+check patch_rows_1e20 2 "--rows" -- "$hl" patch --checkpoint "$ckpt" --rows 1e20
+check patch_rows_5000 2 "--rows" -- "$hl" patch --checkpoint "$ckpt" --rows 5000
+check attribute_seed_negative 2 "--seed" -- "$hl" attribute --checkpoint "$ckpt" --seed -1
+check patch_slot_nan 2 "--slot" -- "$hl" patch --checkpoint "$ckpt" --slot nan
 check prune_random_orders_1000 2 "--random-orders" -- "$hl" prune --checkpoint "$ckpt" --random-orders 1000
 check translate_length_penalty_nan 2 "--length-penalty" -- sh -c \
   "echo 'ein Haus' | '$hl' translate --checkpoint '$tmp/translate/checkpoint.safetensors' --length-penalty nan"

@@ -12,6 +12,11 @@
 //   recall     clean      <s> (k_1 v_1) .. (k_n v_n) q_1 .. q_n      (the run's own layout)
 //              corrupted  the value of one key named by q_n (slot s of its r keys) changed at random
 //              answers    the answer tokens of q_n before and after the change
+// Encoder-decoder (copy): the source is corrupted, the decoder's inputs are the same in both runs.
+//   copy       source     <s> x_1 .. x_{n-1} (the run's length n); decoder input <s> x_1 .. x_{n-2},
+//                         read at its last position p = n - 2, where the model writes x_{n-1}
+//              corrupted  x_{n-1} changed at random in the source
+//              answers    x_{n-1} and the token put in its place
 // Logit difference of a run at row b: LD_b = logit[p, clean answer] - logit[p, corrupted answer].
 #pragma once
 
@@ -24,7 +29,8 @@
 namespace headlab {
 
 struct CircuitProbe {
-  IndexArray clean, corrupted;                      // (B, L) inputs
+  IndexArray clean, corrupted;                      // (B, L) inputs (encoder-decoder: the decoder's)
+  IndexArray clean_source, corrupted_source;        // (B, S) the encoder's inputs; empty for decoder-only
   std::size_t position = 0;                         // p, read in every row
   std::vector<std::int64_t> clean_answer, corrupted_answer;  // (B)
   std::string rule;                                 // one line: how the corruption was made
@@ -36,8 +42,20 @@ struct CircuitProbeOptions {
   std::size_t slot = 0;       // recall: which of the query's r keys gets a new value
 };
 
-// ValueError naming the task for a task without a rule (copy, translate, lm) or a slot >= r.
+// ValueError naming the task for a task without a rule (translate, lm) or a slot >= r.
 CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeOptions& probe = {});
+
+// ---- Running a probe on a model (decoder-only or encoder-decoder), in eval mode, without a graph ----
+// The logits (B, L, V) of the clean or the corrupted rows, under `hooks` (nullptr: none).
+Array<float> probe_logits(LoadedModel& model, const CircuitProbe& probe, bool clean, HookPoints<float>* hooks = nullptr);
+// The attention modules whose heads the tools read, as hook prefixes: "blocks.{l}.attn" (decoder-only);
+// "encoder.{l}.attn", "decoder.{l}.attn", "decoder.{l}.cross_attn" (encoder-decoder).
+std::vector<std::string> attention_modules(const LoadedModel& model);
+// The residual points patched per position: each layer's hook_resid_pre (the encoder's layers first),
+// then the last (decoder) layer's hook_resid_post, what the unembedding reads.
+std::vector<std::string> stream_points(const LoadedModel& model);
+// The point the final norm reads: "blocks.{L-1}.hook_resid_post" or "decoder.{L-1}.hook_resid_post".
+std::string final_stream_point(const LoadedModel& model);
 
 // Per row: logits (B, L, V) -> LD_b as above; and their mean.
 std::vector<double> logit_differences(const Array<float>& logits, const CircuitProbe& probe);

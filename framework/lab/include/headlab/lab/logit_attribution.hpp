@@ -1,9 +1,11 @@
-// headlab/lab/logit_attribution.hpp: direct logit attribution and the logit lens, on a decoder-only
-// model read at one position p of every row (docs/circuits.md).
+// headlab/lab/logit_attribution.hpp: direct logit attribution and the logit lens, on the clean rows
+// of a CircuitProbe (headlab/lab/circuit_probe.hpp), read at its position p and its clean answer a.
 //
 // Direct logit attribution (pre-LN models). The stream the final norm reads at p is a sum of what
-// each component wrote:
-//   x = embed + sum_l [ sum_i result_{l,i} + b_O,l + mlp_out_l ]          (hook_result per head)
+// each component wrote (hook_result gives each head's part; names in docs/circuits.md):
+//   decoder-only     x = embed + sum_l [ sum_i head_{l,i} + b_O,l + mlp_l ]
+//   encoder-decoder  x = embed + sum_l [ sum_i self_{l,i} + b_O + sum_i cross_{l,i} + b_O' + mlp_l ]
+//                    (the decoder's stream; the encoder reaches it only through cross-attention)
 // The final LayerNorm is ln(x) = gamma * (x - mean(x)) / sigma + beta, sigma = sqrt(var(x) + eps).
 // With sigma frozen at its value for the whole x (as TransformerLens does), ln is linear in x, so the
 // answer a's logit splits exactly:
@@ -21,13 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "headlab/models/transformer.hpp"
+#include "headlab/lab/circuit_probe.hpp"
 
 namespace headlab {
 
 struct LogitComponent {
-  std::string name;     // "embed", "blocks.{l}.attn.head{i}", "blocks.{l}.attn.bias", "blocks.{l}.mlp"
+  std::string name;     // "embed", "{module}.head{i}", "{module}.bias", "{layer}.mlp" (module: attention_modules())
   int layer = -1;       // -1 for the embedding
+  int module = -1;      // index into attention_modules(model) for a head or an output bias, else -1
   int head = -1;        // -1 unless a head
   std::vector<double> per_row;  // its term of the answer's logit, per row
   double mean = 0;
@@ -40,19 +43,16 @@ struct LogitAttribution {
   double max_sum_error = 0;        // max over rows of |sum of terms + constant - logit|
 };
 
-// inputs (B, T), answers (B): the token whose logit at `position` is split.
-// ValueError for a post-LN model, ShapeError for answers that do not match the rows.
-LogitAttribution direct_logit_attribution(DecoderOnlyLM<float>& model, const IndexArray& inputs, std::size_t position,
-                                          const std::vector<std::int64_t>& answers);
+// ValueError for a post-LN model.
+LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe& probe);
 
 struct LensLayer {
-  std::string point;               // "hook_embed" or "blocks.{l}.hook_resid_post"
+  std::string point;               // the embedding's or a layer's hook_resid_post
   double mean_rank = 0;            // the answer's rank, 1 = top, mean over rows
   double top1 = 0;                 // share of rows where the answer ranks first
   std::vector<std::int64_t> top_tokens;  // row 0's five most likely tokens, best first
 };
 
-std::vector<LensLayer> logit_lens(DecoderOnlyLM<float>& model, const IndexArray& inputs, std::size_t position,
-                                  const std::vector<std::int64_t>& answers);
+std::vector<LensLayer> logit_lens(LoadedModel& model, const CircuitProbe& probe);
 
 }  // namespace headlab

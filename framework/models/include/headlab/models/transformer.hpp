@@ -128,6 +128,9 @@ class Transformer : public Module<T> {
   // encoder.ln_final.hook_normalized, decoder.hook_embed, decoder.{l}.*, decoder.ln_final.hook_normalized
   // (all (B, T, D); layer and attention points as their set_hooks say). nullptr turns them off.
   void set_hooks(HookPoints<T>* hooks);
+  // The decoder's final norm and the generator, for analysis that reads the decoder's stream.
+  const LayerNorm<T>& final_norm() const { return dec_norm_; }
+  const Linear<T>& unembed() const { return generator; }
 
  private:
   Tensor<T> embed(const Embedding<T>& table, const IndexArray& ids, Generator* g, std::size_t offset = 0);
