@@ -219,6 +219,7 @@ int run_attribute(const CircuitOptions& o) {
     logit += a.logit[b] / double(a.logit.size());
   }
   csv << "constant,-1,-1," << fixed(constant, 6) << ",\n";
+  csv << "logit,-1,-1," << fixed(logit, 6) << ",\n";  // the model's own: the sum of every row above
   write_file_atomic(out.file("attribution.csv"), csv.str(), "attribute");
   std::ostringstream lcsv;
   lcsv << "point,mean_rank,top1,top_tokens\n";

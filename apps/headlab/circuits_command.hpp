@@ -7,7 +7,8 @@
 //     DIR/patch_residual.csv   point,position,recovered
 //     DIR/patch_heads.svg, DIR/patch_residual.svg   the two as heatmaps (module x head, point x position)
 //   headlab attribute --checkpoint C [--rows N] [--seed S] [--slot K] [--out DIR] [--overwrite]
-//     DIR/attribution.csv      component,layer,head,mean,sd (terms of the clean answer's logit)
+//     DIR/attribution.csv      component,layer,head,mean,sd (terms of the clean answer's logit; last
+//                              rows: the constant term and the logit itself)
 //     DIR/logit_lens.csv       point,mean_rank,top1,top_tokens
 //     DIR/attribution.svg      the heads' terms, module x head
 // DIR defaults to the checkpoint's directory + /patch or /attribute.

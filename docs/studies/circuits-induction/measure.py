@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Measures study 17 (docs/studies/circuits-trained.md): the causal tools against the role probes.
+
+  docs/studies/circuits-induction/measure.py RUNS RECALL_RUNS [--headlab build/release/apps/headlab]
+
+RUNS: `headlab study run docs/studies/circuits-induction/recipe.ini --runs RUNS` (the induction models,
+RUNS/runs/2-layer-seed<k>). RECALL_RUNS: study 5's runs (`headlab study run
+docs/studies/head-count-recall/recipe.ini --runs RECALL_RUNS`), of which cell compute-h4 is read.
+Writes runs.csv (one row per induction model and head) and recall.csv (one row per recall model
+and head). One thread; from the repository root; stdlib only.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from study_runs import cpu_model, heads_rows, run_seeds, write_runs_csv  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENV = dict(os.environ, HEADLAB_THREADS="1")
+
+
+def tool_csv(headlab, command, checkpoint, out, name, flags=()):
+    """`headlab COMMAND --checkpoint CHECKPOINT --out OUT --overwrite FLAGS...`; the rows of OUT/NAME."""
+    subprocess.run([headlab, command, "--checkpoint", checkpoint, "--out", out, "--overwrite", *flags], check=True,
+                   capture_output=True, env=ENV)
+    with open(os.path.join(out, name)) as f:
+        return list(csv.DictReader(f))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs")
+    ap.add_argument("recall_runs")
+    ap.add_argument("--headlab", default="build/release/apps/headlab")
+    a = ap.parse_args()
+    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    cpu = cpu_model()
+    scratch = tempfile.mkdtemp(prefix="study17-")
+    rows = []
+    for seed in run_seeds(a.runs):
+        d = os.path.join(a.runs, "runs", f"2-layer-seed{seed}")
+        ckpt = os.path.join(d, "checkpoint.safetensors")
+        with open(os.path.join(d, "summary.json")) as f:
+            accuracy = json.load(f)["valid_accuracy"]  # the repeated half's accuracy
+        roles = {(int(r["layer"]), int(r["head"])): r for r in heads_rows(a.headlab, ckpt, os.path.join(scratch, "heads"))}
+        patch = {(r["module"], int(r["head"])): float(r["recovered"])
+                 for r in tool_csv(a.headlab, "patch", ckpt, os.path.join(scratch, "patch"), "patch_heads.csv")}
+        attribution = tool_csv(a.headlab, "attribute", ckpt, os.path.join(scratch, "attribute"), "attribution.csv")
+        terms = {r["component"]: float(r["mean"]) for r in attribution}
+        composition = tool_csv(a.headlab, "composition", ckpt, os.path.join(scratch, "composition"), "composition.csv")
+        for (layer, head), r in sorted(roles.items()):
+            row = {"seed": seed, "layer": layer, "head": head, "previous_token": r["previous_token"],
+                   "induction": r["induction"], "patch_share": patch[(f"blocks.{layer}.attn", head)],
+                   "dla_term": terms[f"blocks.{layer}.attn.head{head}"], "answer_logit": terms["logit"],
+                   "constant_term": terms["constant"], "k_writer": "", "k_score": "", "k_baseline": ""}
+            if layer == 1:
+                writers = [c for c in composition if int(c["reader_layer"]) == 1 and int(c["reader_head"]) == head]
+                top = max(writers, key=lambda c: float(c["k"]))
+                row.update(k_writer=top["writer_head"], k_score=top["k"], k_baseline=top["baseline_k"])
+            row.update(repeated_accuracy=accuracy, cpu=cpu, threads=1, commit=commit)
+            rows.append(row)
+    write_runs_csv(rows, os.path.join(HERE, "runs.csv"))
+
+    recall = []
+    recall_commit = open(os.path.join(a.recall_runs, "commit.txt")).read().strip()
+    for seed in range(1, 6):
+        run = os.path.join(a.recall_runs, "runs", f"compute-h4-seed{seed}")
+        if not os.path.isdir(run):  # study 5's runs as its page's command made them, before `study run` had runs/
+            run = os.path.join(a.recall_runs, f"compute-h4-seed{seed}")
+        ckpt = os.path.join(run, "checkpoint.safetensors")
+        shares = []
+        for slot in (0, 1):
+            rows_slot = tool_csv(a.headlab, "patch", ckpt, os.path.join(scratch, f"recall{slot}"), "patch_heads.csv",
+                                 ("--slot", str(slot)))
+            shares.append({int(r["head"]): float(r["recovered"]) for r in rows_slot})
+        for head in sorted(shares[0]):
+            recall.append({"seed": seed, "head": head, "slot0_share": shares[0][head], "slot1_share": shares[1][head],
+                           "cpu": cpu, "threads": 1, "commit": recall_commit})
+    write_runs_csv(recall, os.path.join(HERE, "recall.csv"))
+
+
+if __name__ == "__main__":
+    main()
