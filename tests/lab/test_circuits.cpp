@@ -45,27 +45,35 @@ Tensor<float> param(DecoderOnlyLM<float>& m, const std::string& name) {
 // Content dims of a head: rotary pairs 4-7 are dims 4-7 and 12-15 (pair k = dims k and k + 8).
 std::size_t content_dim(std::size_t id) { return id < 4 ? 4 + id : 8 + id; }
 
-std::unique_ptr<DecoderOnlyLM<float>> planted_induction_model(bool distractors = true) {
+// An attention-only pre-LN decoder of 3 heads of 16 with RoPE, every weight 0 and every norm's scale 1:
+// the blank the planted circuits are written into.
+std::unique_ptr<DecoderOnlyLM<float>> blank_planted_model(std::size_t d_model, std::size_t layers, double rope_base,
+                                                          std::size_t vocab, Generator& gen) {
   TransformerConfig c;
-  c.d_model = kD;
+  c.d_model = d_model;
   c.ff_dim = 8;
-  c.decoder_layers = 2;
+  c.decoder_layers = layers;
   c.attention_only = true;
   c.norm_first = true;
   c.dropout = 0.0;
   c.attention.num_heads = kHeads;
   c.attention.head_dim = kHeadDim;
   c.attention.rope = true;
-  c.attention.rope_base = 15241.0;  // 0.3^-8: pair 1 turns 0.3 rad per position
-  c.src_vocab = c.tgt_vocab = kVocab;
+  c.attention.rope_base = rope_base;
+  c.src_vocab = c.tgt_vocab = vocab;
   c.max_len = 64;
-  Generator gen(5);
   auto m = std::make_unique<DecoderOnlyLM<float>>(c, gen);
   m->eval();
   for (auto& [name, p] : m->named_parameters()) {
     const bool norm = name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
     p.mutable_value().fill(norm ? 1.0f : 0.0f);
   }
+  return m;
+}
+
+std::unique_ptr<DecoderOnlyLM<float>> planted_induction_model(bool distractors = true) {
+  Generator gen(5);
+  auto m = blank_planted_model(kD, 2, 15241.0, kVocab, gen);  // 15241 = 0.3^-8: pair 1 turns 0.3 rad per position
   Array<float>& embed = param(*m, "embed.weight").mutable_value();  // (V, D)
   for (std::size_t t = 0; t < kVocab; ++t) embed(t, t) = 1.0f;
   Array<float>& unembed = param(*m, "lm_head.weight").mutable_value();  // (V, D)
@@ -332,28 +340,10 @@ std::size_t slow_dim(std::size_t i) { return i < 6 ? 2 + i : 10 + (i - 6); }
 LoadedModel planted_recall_model() {
   const TrainOptions o = recall_options();
   const RecallLayout layout = recall_layout(o);
-  TransformerConfig c;
-  c.d_model = kRecallD;
-  c.ff_dim = 8;
-  c.decoder_layers = 1;
-  c.attention_only = true;
-  c.norm_first = true;
-  c.dropout = 0.0;
-  c.attention.num_heads = kHeads;
-  c.attention.head_dim = kHeadDim;
-  c.attention.rope = true;
-  c.attention.rope_base = 1e12;
-  c.src_vocab = c.tgt_vocab = layout.vocab();
-  c.max_len = 64;
   Generator gen(8);
   LoadedModel m;
   m.options = o;
-  m.lm = std::make_unique<DecoderOnlyLM<float>>(c, gen);
-  m.lm->eval();
-  for (auto& [name, p] : m.lm->named_parameters()) {
-    const bool norm = name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
-    p.mutable_value().fill(norm ? 1.0f : 0.0f);
-  }
+  m.lm = blank_planted_model(kRecallD, 1, 1e12, layout.vocab(), gen);
   Array<float>& embed = param(*m.lm, "embed.weight").mutable_value();
   Array<float>& unembed = param(*m.lm, "lm_head.weight").mutable_value();
   embed(1, 24) = 1.0f;  // <s>
