@@ -161,6 +161,7 @@ int run_explore(const ExploreOptions& o) {
   data.title += "/" + checkpoint.filename().string();
   if (!window.empty()) data.title += " [" + window + "]";
   add_run_results(data, run_dir);
+  const std::string no_circuits = add_circuits(data, m);  // 64 rows, seed 1: as `headlab patch` and `attribute`
   const std::string json = explorer_json(data);
   if (!o.dump_json.empty()) write_file_atomic(o.dump_json, json, "explore");
   write_file_atomic(o.out, explorer_page(json, "head explorer: " + data.title), "explore");
@@ -168,7 +169,9 @@ int run_explore(const ExploreOptions& o) {
   for (const auto& s : data.sites) heads += s.weights.shape()[0];
   std::cout << "wrote " << o.out << ": " << data.sites.size() << " attention modules, " << heads << " heads, "
             << input.target.shape()[1] << " tokens" << (data.prune.empty() ? "" : ", pruning curves")
-            << (data.curves.empty() ? "" : ", training curves") << "\n";
+            << (data.curves.empty() ? "" : ", training curves")
+            << (data.circuits ? data.circuits->attributed ? ", patching and attribution" : ", patching" : "") << "\n";
+  if (!no_circuits.empty()) std::cout << "no circuits view: " << no_circuits << "\n";
   return 0;
 }
 

@@ -1,12 +1,15 @@
 // explore_command.hpp: `headlab explore`, the head explorer: one self-contained HTML page of a
-// checkpoint's attention patterns, head scores, pruning curves and training curves.
+// checkpoint's attention patterns, head scores, pruning curves, training curves and circuits
+// (patching and attribution).
 //
 //   headlab explore --checkpoint RUN/checkpoint.safetensors --out report.html [--input ...]
 //                   [--probe-sequences N] [--block T] [--seed S] [--dump-json FILE] [--overwrite]
 //                   [--align-data TSV [--align-pair N] [--align-count N]]   (translate: gold links, AER)
 //
 // The data: headlab/lab/explorer.hpp; the page: headlab/report/explorer_page.hpp. The probe and
-// its defaults are those of `headlab heads`, so the page's scores are the numbers of heads.csv.
+// its defaults are those of `headlab heads`, so the page's scores are the numbers of heads.csv; the
+// circuits view (induction, recall and copy checkpoints) those of `headlab patch` and `headlab
+// attribute` at their defaults (64 rows, seed 1), so it shows the numbers of their CSVs.
 // Exit status: 0 written; 1 a file that cannot be read or written; 2 a usage error (a bad --input,
 // an existing --out or --dump-json without --overwrite), before anything is written.
 #pragma once

@@ -260,6 +260,27 @@ std::string explorer_json(const ExplorerData& d) {
   j["curves"] = json::array();
   for (const CurvePoint& p : d.curves)
     j["curves"].push_back({{"step", p.step}, {"loss", number_or_null(p.loss)}, {"valid_loss", number_or_null(p.valid_loss)}});
+  j["circuits"] = nullptr;
+  if (d.circuits) {
+    const ExplorerCircuits& c = *d.circuits;
+    json patching = json::array(), terms = json::array();
+    for (std::size_t m = 0; m < c.shares.size(); ++m) {
+      json shares = json::array();
+      for (double v : c.shares[m]) shares.push_back(number_or_null(v));
+      patching.push_back({{"site", c.patched_sites[m]}, {"shares", std::move(shares)}});
+    }
+    for (const ExplorerCircuits::Term& t : c.terms)
+      terms.push_back({{"name", t.name}, {"site", t.site.empty() ? json(nullptr) : json(t.site)}, {"head", t.head},
+                       {"mean", number_or_null(t.mean)}});
+    j["circuits"] = {{"rule", c.rule}, {"rows", c.rows}, {"seed", c.seed}, {"position", c.position},
+                     {"clean_difference", number_or_null(c.clean_difference)},
+                     {"corrupted_difference", number_or_null(c.corrupted_difference)}, {"patching", std::move(patching)},
+                     {"attribution", c.attributed ? json({{"logit", number_or_null(c.logit)},
+                                                          {"constant", number_or_null(c.constant)},
+                                                          {"max_sum_error", number_or_null(c.max_sum_error)},
+                                                          {"terms", std::move(terms)}})
+                                                  : json(nullptr)}};
+  }
   return j.dump(-1, ' ', false, json::error_handler_t::replace);  // a name that is not UTF-8 shows U+FFFD
 }
 

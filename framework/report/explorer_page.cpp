@@ -13,6 +13,7 @@ namespace explorer_assets {  // framework/report/explorer/, embedded by cmake/em
 extern const char* const html;
 extern const char* const css;
 extern const char* const js;
+extern const char* const circuits_js;
 }  // namespace explorer_assets
 
 namespace {
@@ -42,7 +43,7 @@ std::string explorer_page(const std::string& data_json, const std::string& title
   }
   return fill(explorer_assets::html,
               {{"{{TITLE}}", text_format::xml_escape(title)}, {"/*{{CSS}}*/", explorer_assets::css}, {"{{DATA}}", data},
-               {"/*{{JS}}*/", explorer_assets::js}});
+               {"/*{{JS}}*/", explorer_assets::js}, {"/*{{CIRCUITS_JS}}*/", explorer_assets::circuits_js}});
 }
 
 }  // namespace headlab

@@ -192,6 +192,39 @@ async function checkPage(browser, c, takeScreenshot) {
     check(bands === (c.random_orders > 1 ? 2 : 0), `${name}: ${bands} random-order bands for ${c.random_orders} random orders`);
   }
 
+  // 6. Circuits: the patching grid holds patch_heads.csv's shares in its order, a cell opens its
+  // head's map, the bars are attribution.csv's largest terms; no view where the task has no rule.
+  const shown = await page.$eval('#circuits-section', (e) => !e.hidden);
+  check(shown === Boolean(c.patch_csv), `${name}: circuits view ${shown ? 'shown' : 'hidden'}`);
+  if (c.patch_csv) {
+    const csv = readCsv(c.patch_csv);
+    const cells = await page.$$eval('#patch-grid td.patch-cell', (ts) => ts.map((t) => [Number(t.dataset.site), Number(t.dataset.head), Number(t.dataset.value)]));
+    check(cells.length === csv.length, `${name}: ${cells.length} patching cells, patch_heads.csv has ${csv.length}`);
+    csv.forEach((row, k) => check(cells[k] && Math.abs(cells[k][2] - Number(row.recovered)) < 2e-6 && cells[k][1] === Number(row.head),
+                                  `${name}: patching cell ${k} is ${cells[k]}, patch_heads.csv ${row.module} ${row.head} ${row.recovered}`));
+    const [ps, ph] = cells[cells.length - 1];
+    await page.click(`#patch-grid td.patch-cell[data-site="${ps}"][data-head="${ph}"]`);
+    const opened = await page.$eval('#focus', (f) => [Number(f.dataset.site), Number(f.dataset.head)]);
+    check(opened[0] === ps && opened[1] === ph, `${name}: clicking patching cell ${ps}/${ph} enlarged ${opened}`);
+    check(data.sites[ps].name === csv[csv.length - 1].module.replace(/^blocks\./, 'layers.').replace(/\.attn$/, '.self_attn')
+            .replace(/^(encoder|decoder)\.(\d+)\.self_attn$/, '$1.layers.$2.self_attn').replace(/^decoder\.(\d+)\.cross_attn$/, 'decoder.layers.$1.multihead_attn')
+            .replace(/^(encoder|decoder)\.(\d+)\.attn$/, '$1.layers.$2.self_attn'),
+          `${name}: the last patching row is site ${data.sites[ps].name}, patch_heads.csv's ${csv[csv.length - 1].module}`);
+  }
+  const bars = await page.$$eval('#attribution-bars rect.term-bar', (rs) => rs.map((r) => [r.dataset.name, Number(r.dataset.value)]));
+  if (c.attribution_csv) {
+    const terms = readCsv(c.attribution_csv).filter((r) => r.component !== 'constant' && r.component !== 'logit');
+    check(bars.length === Math.min(12, terms.length), `${name}: ${bars.length} attribution bars for ${terms.length} terms`);
+    const largest = Math.max(...terms.map((t) => Math.abs(Number(t.mean))));
+    check(bars.length > 0 && Math.abs(Math.abs(bars[0][1]) - largest) < 2e-6, `${name}: the first bar ${bars[0]} is not the largest term ${largest}`);
+    for (const [n, v] of bars) {
+      const t = terms.find((r) => r.component === n);
+      check(t && Math.abs(Number(t.mean) - v) < 2e-6, `${name}: bar ${n} = ${v}, attribution.csv ${t && t.mean}`);
+    }
+  } else {
+    check(bars.length === 0, `${name}: ${bars.length} attribution bars on a page without attribution`);
+  }
+
   check(problems.length === 0, `${name}: ${problems.join('; ')}`);
   if (takeScreenshot && await page.$('#panel-0-0')) {  // the first head enlarged, a middle query token hovered
     await page.click('#panel-0-0');

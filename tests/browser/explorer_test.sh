@@ -51,7 +51,18 @@ add_case() {  # name checkpoint prune [input]
   quiet "$headlab" heads --checkpoint "$checkpoint" --out "$work/$name.heads" --overwrite "$@"
   quiet "$headlab" explore --checkpoint "$checkpoint" --out "$work/$name.html" --overwrite "$@"
   cases+="$( [[ $cases == "[" ]] || echo ,){\"name\":\"$name\",\"page\":\"$work/$name.html\",\"heads_dir\":\"$work/$name.heads\","
-  cases+="\"config\":\"$(dirname "$checkpoint")/config.ini\",\"prune\":$prune,\"random_orders\":$random_orders}"
+  cases+="\"config\":\"$(dirname "$checkpoint")/config.ini\",\"prune\":$prune,\"random_orders\":$random_orders"
+  # The circuits view's independent numbers: `headlab patch` (induction, copy) and `attribute` (pre-LN).
+  case $name in
+    induction|induction_k|copy)
+      quiet "$headlab" patch --checkpoint "$checkpoint" --out "$work/$name.patch" --overwrite
+      cases+=",\"patch_csv\":\"$work/$name.patch/patch_heads.csv\"" ;;
+  esac
+  if [[ $name == induction* ]]; then
+    quiet "$headlab" attribute --checkpoint "$checkpoint" --out "$work/$name.attribute" --overwrite
+    cases+=",\"attribution_csv\":\"$work/$name.attribute/attribution.csv\""
+  fi
+  cases+="}"
 }
 add_case induction "$work/induction/checkpoint.safetensors" true
 add_case copy "$work/copy/checkpoint.safetensors" false --input "1 4 2 9 5"

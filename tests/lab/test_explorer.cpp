@@ -3,6 +3,7 @@
 // the run's CSV files are read strictly, and nothing in the data can end the page's script early.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 
 #include "headlab/core/file_writer.hpp"
 #include "headlab/lab/explorer.hpp"
+#include "headlab/lab/patching.hpp"
 #include "headlab/report/explorer_page.hpp"
 #include "tiny_train_run.hpp"
 #include "untrained_model.hpp"
@@ -148,4 +150,33 @@ TEST_CASE("explorer page: the data is embedded whole, and '<' in it cannot close
   CHECK(page.find("/*{{JS}}*/") == std::string::npos);
   CHECK(page.find("function showQuery") != std::string::npos);
   CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // the SVG namespace, no fetch
+}
+
+TEST_CASE("explorer: the circuits view holds patching's shares per site, and is absent without a rule") {
+  CHECK(site_of_module("blocks.1.attn") == "layers.1.self_attn");
+  CHECK(site_of_module("encoder.0.attn") == "encoder.layers.0.self_attn");
+  CHECK(site_of_module("decoder.2.attn") == "decoder.layers.2.self_attn");
+  CHECK(site_of_module("decoder.2.cross_attn") == "decoder.layers.2.multihead_attn");
+  LoadedModel m = untrained(Task::copy, 4);  // post-LN: patching only
+  const Probe probe = repeated_tokens_probe(m, 8, 0, 3);
+  const IndexArray first = xt::view(probe.sequences, xt::range(0, 1), xt::all());
+  ExplorerData d = collect_explorer_data(m, {first, first}, probe, 8, 3);
+  CHECK(nlohmann::json::parse(explorer_json(d))["circuits"].is_null());
+  REQUIRE(add_circuits(d, m, 16, 2).empty());
+  const PatchingResult direct = activation_patching(m, make_circuit_probe(m.options, {16, 2, 0}));
+  const nlohmann::json c = nlohmann::json::parse(explorer_json(d))["circuits"];
+  REQUIRE(c["patching"].size() == direct.modules.size());
+  for (std::size_t k = 0; k < direct.modules.size(); ++k) {
+    const std::string site = c["patching"][k]["site"];
+    CHECK(std::find_if(d.sites.begin(), d.sites.end(), [&](const ExplorerSite& s) { return s.name == site; }) != d.sites.end());
+    for (std::size_t h = 0; h < direct.heads[k].size(); ++h)
+      CHECK(c["patching"][k]["shares"][h].get<double>() == doctest::Approx(direct.heads[k][h]).epsilon(1e-9));
+  }
+  CHECK(c["attribution"].is_null());  // post-LN
+  CHECK(c["rows"] == 16);
+  TrainOptions lm = TrainOptions::defaults_for(Task::translate);
+  LoadedModel translate = testing::untrained_model(lm, 2);
+  ExplorerData none;
+  CHECK(add_circuits(none, translate).find("translate") != std::string::npos);
+  CHECK(!none.circuits);
 }

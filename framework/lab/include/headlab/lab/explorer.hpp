@@ -18,11 +18,17 @@
 //                "aer" (null without gold links)}],
 //    "alignment": {"pairs", "file", "query_step"} or null,
 //    "prune": {"metric", "rows": [{"order", "pruned", "fraction", "loss", "metric"}]} or null,
-//    "curves": [{"step", "loss", "valid_loss"}]}                      // null where a row lacks one
+//    "curves": [{"step", "loss", "valid_loss"}],                      // null where a row lacks one
+//    "circuits": {"rule", "rows", "seed", "position", "clean_difference", "corrupted_difference",
+//                 "patching": [{"site", "shares": [head]}],            // denoising, recovered share
+//                 "attribution": {"logit", "constant", "max_sum_error",
+//                                 "terms": [{"name", "site" (null: not a head), "head", "mean"}]} or null
+//                } or null                                             // (headlab/lab/patching.hpp)
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +59,25 @@ struct CurvePoint {
   double step = 0, loss = 0, valid_loss = 0;
 };
 
+// Activation patching and direct logit attribution on the task's clean and corrupted rows
+// (headlab/lab/circuit_probe.hpp), for the explorer's circuits view; sites named as ExplorerSite.
+struct ExplorerCircuits {
+  std::string rule;
+  std::size_t rows = 0, position = 0;
+  std::uint64_t seed = 0;
+  double clean_difference = 0, corrupted_difference = 0;
+  std::vector<std::string> patched_sites;           // one per attention module
+  std::vector<std::vector<double>> shares;          // [module][head]
+  bool attributed = false;                          // pre-LN models only
+  double logit = 0, constant = 0, max_sum_error = 0;
+  struct Term {
+    std::string name, site;  // site "" unless a head
+    int head = -1;
+    double mean = 0;
+  };
+  std::vector<Term> terms;
+};
+
 struct ExplorerData {
   std::string title;  // the run directory's name and the checkpoint file, never an absolute path
   Task task = Task::copy;
@@ -71,6 +96,7 @@ struct ExplorerData {
   std::vector<std::vector<double>> aer;
   std::size_t alignment_pairs = 0;
   std::string alignment_file, alignment_step;
+  std::optional<ExplorerCircuits> circuits;  // add_circuits; empty: no view
 };
 
 // The input of the attention patterns: source ids (1, S) and target ids (1, L). Translate: a
@@ -109,6 +135,15 @@ std::string prune_metric_name(Task task);
 // in the order of `sites` (a site it does not name, or names twice, is a FormatError).
 std::vector<std::vector<double>> read_importance_csv(const std::filesystem::path& path,
                                                      const std::vector<ExplorerSite>& sites);
+
+// Patching (and for a pre-LN model attribution) on `rows` rows of the task's probe by rule (seed
+// `seed`), as `headlab patch` and `headlab attribute` compute them. Returns "" when added, else why
+// not (a task without a corruption rule, a model that does not tell the answers apart); the data
+// is then left without the view.
+std::string add_circuits(ExplorerData& data, LoadedModel& model, std::size_t rows = 64, std::uint64_t seed = 1);
+// The explorer's site name of an attention module's hook prefix: "blocks.0.attn" ->
+// "layers.0.self_attn", "decoder.1.cross_attn" -> "decoder.layers.1.multihead_attn".
+std::string site_of_module(const std::string& module);
 
 // The data as one JSON object (the layout above); NaN is written as null.
 std::string explorer_json(const ExplorerData& data);
