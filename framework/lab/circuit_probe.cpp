@@ -123,7 +123,7 @@ CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeO
   if (options.task == Task::recall) return recall_probe(options, probe);
   if (options.task == Task::copy) return copy_probe(options, probe);
   throw ValueError("circuit probe: the " + task_name(options.task) +
-                   " task has no corruption rule yet (induction and recall have one)");
+                   " task has no corruption rule yet (induction, recall and copy have one)");
 }
 
 std::vector<double> logit_differences(const Array<float>& logits, const CircuitProbe& probe) {

@@ -30,7 +30,7 @@ foreach(case IN ITEMS "induction|${LAB}/induction/checkpoint.safetensors|lab_ind
                           ! grep -Eo '(src=|href=\"[^#d]|url\\(|https?://)[^ ]{0,40}' ${page} | grep -v '^http://www.w3.org/2000/svg' &&
                           echo SELF-CONTAINED" ${HL})
   set_tests_properties(cli.explore_${task} PROPERTIES FIXTURES_REQUIRED ${fixture}
-                       PASS_REGULAR_EXPRESSION "wrote [^\n]*explore/${task}.html: [0-9]+ attention modules, [0-9]+ heads[^\n]*\n1\nSELF-CONTAINED")
+                       PASS_REGULAR_EXPRESSION "wrote [^\n]*explore/${task}.html: [0-9]+ attention modules, [0-9]+ heads[^\n]*\n(no circuits view: [^\n]*\n)?1\nSELF-CONTAINED")
 endforeach()
 # The lm page shows characters (the input text's letters as tokens), not ids.
 add_test(NAME cli.explore_lm_shows_characters

@@ -6,7 +6,8 @@
 RUNS: `headlab study run docs/studies/circuits-induction/recipe.ini --runs RUNS` (the induction models,
 RUNS/runs/2-layer-seed<k>). RECALL_RUNS: study 5's runs (`headlab study run
 docs/studies/head-count-recall/recipe.ini --runs RECALL_RUNS`), of which cell compute-h4 is read.
-Writes runs.csv (one row per induction model and head) and recall.csv (one row per recall model
+Writes runs.csv (one row per induction run: the recipe's metrics from its summary.json), heads.csv
+(one row per induction model and head: probes and tools) and recall.csv (one row per recall model
 and head). One thread; from the repository root; stdlib only.
 """
 import argparse
@@ -41,12 +42,16 @@ def main():
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     cpu = cpu_model()
     scratch = tempfile.mkdtemp(prefix="study17-")
-    rows = []
+    runs, rows = [], []
     for seed in run_seeds(a.runs):
         d = os.path.join(a.runs, "runs", f"2-layer-seed{seed}")
         ckpt = os.path.join(d, "checkpoint.safetensors")
         with open(os.path.join(d, "summary.json")) as f:
-            accuracy = json.load(f)["valid_accuracy"]  # the repeated half's accuracy
+            s = json.load(f)
+        accuracy = round(s["valid_accuracy"], 6)  # the repeated half's accuracy (256 held-out sequences)
+        runs.append({"cell": "2-layer", "seed": seed, "steps": s["steps"], "train_seconds": round(s["train_seconds"], 2),
+                     "threads": 1, "cpu": cpu, "commit": commit, "repeated_accuracy": accuracy,
+                     "repeated_loss": round(s["repeated_loss"], 6), "first_half_loss": round(s["first_half_loss"], 6)})
         roles = {(int(r["layer"]), int(r["head"])): r for r in heads_rows(a.headlab, ckpt, os.path.join(scratch, "heads"))}
         patch = {(r["module"], int(r["head"])): float(r["recovered"])
                  for r in tool_csv(a.headlab, "patch", ckpt, os.path.join(scratch, "patch"), "patch_heads.csv")}
@@ -64,7 +69,8 @@ def main():
                 row.update(k_writer=top["writer_head"], k_score=top["k"], k_baseline=top["baseline_k"])
             row.update(repeated_accuracy=accuracy, cpu=cpu, threads=1, commit=commit)
             rows.append(row)
-    write_runs_csv(rows, os.path.join(HERE, "runs.csv"))
+    write_runs_csv(runs, os.path.join(HERE, "runs.csv"))
+    write_runs_csv(rows, os.path.join(HERE, "heads.csv"))
 
     recall = []
     recall_commit = open(os.path.join(a.recall_runs, "commit.txt")).read().strip()

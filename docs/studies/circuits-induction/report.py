@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""From runs.csv and recall.csv (measure.py): summary.csv, the chart, the page's tables and the
-verdict against recipe.ini's criteria (A1, A2, A3, B).
+"""From runs.csv, heads.csv and recall.csv (measure.py): summary.csv, comparisons.csv (none declared:
+the header), the chart, the page's tables and the verdict against recipe.ini's criteria (A1, A2, A3, B).
 
   /usr/bin/python3 docs/studies/circuits-induction/report.py [--check]
 
@@ -20,6 +20,8 @@ PAGE = os.path.join(HERE, "..", "circuits-trained.md")
 
 def main():
     with open(os.path.join(HERE, "runs.csv")) as f:
+        per_run = list(csv.DictReader(f))
+    with open(os.path.join(HERE, "heads.csv")) as f:
         runs = list(csv.DictReader(f))
     with open(os.path.join(HERE, "recall.csv")) as f:
         recall = list(csv.DictReader(f))
@@ -51,13 +53,15 @@ def main():
                          "a1": a1, "a2": a2, "a3": f"{len(partnered)}/{len(induction)}",
                          "recall_top0": f'h{top0["head"]} {float(top0["slot0_share"]):.2f}',
                          "recall_top1": f'h{top1["head"]} {float(top1["slot1_share"]):.2f}', "b": b,
-                         "accuracy": float(layer1[0]["repeated_accuracy"])})
+                         })
 
-    summary = []
-    for key in ("share_induction", "layer0_max_abs_share", "dla_layer1_share", "accuracy"):
-        n, mean, sd, lo, hi = t_interval([s[key] for s in per_seed])
-        summary.append({"metric": key, "n": n, "mean": round(mean, 6), "sd": round(sd, 6), "ci95_low": round(lo, 6),
-                        "ci95_high": round(hi, 6)})
+    summary = []  # the recipe's metrics (runs.csv), then the tools' per-seed measures (heads.csv)
+    columns = {key: [float(r[key]) for r in per_run] for key in ("repeated_accuracy", "repeated_loss", "first_half_loss")}
+    columns.update({key: [s[key] for s in per_seed] for key in ("share_induction", "layer0_max_abs_share", "dla_layer1_share")})
+    for key, values in columns.items():
+        n, mean, sd, lo, hi = t_interval(values)
+        summary.append({"cell": "2-layer", "metric": key, "n": n, "mean": round(mean, 6), "sd": round(sd, 6),
+                        "ci95_low": round(lo, 6), "ci95_high": round(hi, 6)})
     count = lambda key: sum(bool(s[key]) for s in per_seed)
     n = len(per_seed)
     if count("a1") == n and count("a2") == n and count("b") == n and a3_heads == a3_total:
@@ -98,6 +102,7 @@ def main():
                         cells, -0.4, 0.6, 0.2, "study 17: induction probe, 64 rows; the role labels from headlab heads (> 0.4)")
     chart = with_reference_line(chart, 0.1, -0.4, 0.6, "A1's 0.1")
     write_or_check({os.path.join(HERE, "summary.csv"): csv_text(summary),
+                    os.path.join(HERE, "comparisons.csv"): "comparison,metric,difference,ci95_low,ci95_high,t,df,p,p_holm\n",
                     os.path.join(HERE, "..", "circuits_patch_shares.svg"): chart, PAGE: page}, "circuits-trained.md")
 
 
