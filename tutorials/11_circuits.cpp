@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   check(labelled > 0 && partnered > 0, "an induction head's strongest K-writer is a previous-token head");
 
   // ---- 3. Activation patching ---------------------------------------------------------------------
-  const CircuitProbe probe = make_circuit_probe(m.options, {64, 1, 0});
+  const CircuitProbe probe = make_circuit_probe(m.options, {64, 1, 0, ""});
   const PatchingResult p = activation_patching(m, probe);
   std::cout << "\n3. Activation patching (" << probe.rule << "; LD clean " << p.clean_difference << ", corrupted "
             << p.corrupted_difference << "), recovered share per head:\n";

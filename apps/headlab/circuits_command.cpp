@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/file_writer.hpp"
+#include "headlab/lab/explorer.hpp"
 #include "headlab/lab/logit_attribution.hpp"
 #include "headlab/lab/patching.hpp"
 #include "headlab/report/heatmaps.hpp"
@@ -36,6 +37,7 @@ void add_probe_flags(CLI::App* c, CircuitOptions& o) {
   c->add_option("--seed", o.seed, "the probe's random seed (default 1)")->check(whole_number());
   c->add_option("--slot", o.slot, "recall: which of the last query's keys gets a new value, from 0 (default 0)")
       ->check(whole_number(0, 64));
+  c->add_option("--data", o.data, "translate: a TSV with gold alignments in its third column (default: the run's --valid file)");
   c->add_option("--out", o.out, "output directory");
   c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier run of this command in the output directory");
 }
@@ -51,13 +53,21 @@ Probed load_and_probe(const CircuitOptions& o) {
   po.count = o.rows;
   po.seed = o.seed;
   po.slot = o.slot;
-  p.probe = make_circuit_probe(p.model.options, po);
+  po.data = o.data;
+  p.probe = make_circuit_probe(p.model, po);
   return p;
 }
 
-std::string token_text(const LoadedModel& m, std::int64_t id) {
+// A token as the logit lens prints it: recall's "=v3,v7", else as the explorer shows tokens (words,
+// characters, ids).
+std::string lens_token(const LoadedModel& m, std::int64_t id) {
   if (m.options.task == Task::recall) return recall_layout(m.options).token_text(id);
-  return id == 1 ? "<s>" : "t" + std::to_string(id);
+  return token_text(m, id, false);
+}
+
+std::string read_at(const CircuitProbe& probe) {
+  return probe.row_positions.empty() ? "answer read at position " + std::to_string(probe.position)
+                                     : std::string("each row's answer read where the decoder predicts it");
 }
 
 RunDir open_output(const CircuitOptions& o, const std::string& command, const std::vector<std::string>& files) {
@@ -150,7 +160,8 @@ int run_patch(const CircuitOptions& o) {
   write_file_atomic(out.file("patch_heads.svg"), svg_heatmap(r.heads, hh), "patch");
   HeatmapOptions hr = hh;
   hr.title = "patching the residual stream at one position, " + how + ": " + checkpoint_name(o.checkpoint);
-  hr.x_label = "position (the answer is read at " + std::to_string(p.probe.position) + ")";
+  hr.x_label = p.probe.row_positions.empty() ? "position (the answer is read at " + std::to_string(p.probe.position) + ")"
+                                             : "position (each row read at its own)";
   hr.y_label = "stream entering layer (out: leaving the last)";
   hr.col_labels.clear();
   hr.row_labels = short_labels(r.residual_points);
@@ -159,8 +170,8 @@ int run_patch(const CircuitOptions& o) {
   write_file_atomic(out.file("patch_residual.svg"), svg_heatmap(padded(r.residual), hr), "patch");
 
   std::cout << "patching " << o.checkpoint << ", " << how << "\n"
-            << "probe: " << p.probe.rule << "; " << o.rows << " rows, seed " << o.seed << ", answer read at position "
-            << p.probe.position << "\n"
+            << "probe: " << p.probe.rule << "; " << p.probe.clean_answer.size() << " rows, seed " << o.seed << ", "
+            << read_at(p.probe) << "\n"
             << "logit difference (clean answer - corrupted answer): clean " << fixed(r.clean_difference, 3)
             << ", corrupted " << fixed(r.corrupted_difference, 3) << "\n"
             << "recovered share per head (1 = as the clean run, 0 = as the corrupted run):\n";
@@ -244,8 +255,8 @@ int run_attribute(const CircuitOptions& o) {
   write_file_atomic(out.file("attribution.svg"), svg_heatmap(padded(grid), ho), "attribute");
 
   std::cout << "direct logit attribution of " << o.checkpoint << "\n"
-            << "probe: clean rows of " << p.probe.rule << "; " << o.rows << " rows, seed " << o.seed
-            << ", answer read at position " << p.probe.position << "\n"
+            << "probe: clean rows of " << p.probe.rule << "; " << p.probe.clean_answer.size() << " rows, seed " << o.seed
+            << ", " << read_at(p.probe) << "\n"
             << "the answer's logit " << fixed(logit, 3) << " = the terms below + constant " << fixed(constant, 3)
             << " (largest gap over the rows " << std::scientific << std::setprecision(1) << a.max_sum_error
             << std::defaultfloat << "; the final norm's scale frozen per row)\n";
@@ -258,7 +269,7 @@ int run_attribute(const CircuitOptions& o) {
   for (const LensLayer& l : lens) {
     std::cout << "  " << std::left << std::setw(30) << l.point << std::right << " answer rank " << fixed(l.mean_rank, 2)
               << ", top-1 " << fixed(l.top1, 2) << "; row 0's top:";
-    for (std::int64_t t : l.top_tokens) std::cout << " " << token_text(p.model, t);
+    for (std::int64_t t : l.top_tokens) std::cout << " " << lens_token(p.model, t);
     std::cout << "\n";
   }
   std::cout << "wrote attribution.csv, logit_lens.csv and attribution.svg in " << out.path().string() << "\n";

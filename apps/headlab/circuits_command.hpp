@@ -2,18 +2,18 @@
 // attribution and the logit lens) on a decoder-only checkpoint of a designed task (induction, recall),
 // with clean and corrupted inputs made by rule (headlab/lab/circuit_probe.hpp; docs/circuits.md).
 //
-//   headlab patch --checkpoint C [--rows N] [--seed S] [--slot K] [--noise] [--out DIR] [--overwrite]
+//   headlab patch --checkpoint C [--rows N] [--seed S] [--slot K] [--data TSV] [--noise] [--out DIR] [--overwrite]
 //     DIR/patch_heads.csv      module,head,recovered
 //     DIR/patch_residual.csv   point,position,recovered
 //     DIR/patch_heads.svg, DIR/patch_residual.svg   the two as heatmaps (module x head, point x position)
-//   headlab attribute --checkpoint C [--rows N] [--seed S] [--slot K] [--out DIR] [--overwrite]
+//   headlab attribute --checkpoint C [--rows N] [--seed S] [--slot K] [--data TSV] [--out DIR] [--overwrite]
 //     DIR/attribution.csv      component,layer,head,mean,sd (terms of the clean answer's logit; last
 //                              rows: the constant term and the logit itself)
 //     DIR/logit_lens.csv       point,mean_rank,top1,top_tokens
 //     DIR/attribution.svg      the heads' terms, module x head
 // DIR defaults to the checkpoint's directory + /patch or /attribute.
 // Exit status: 0 written; 1 a file that cannot be read or written; 2 a usage error (a task without
-// a corruption rule (translate, lm), a post-LN model for attribute, an output that exists).
+// a corruption rule (lm), a post-LN model for attribute, an output that exists).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,7 @@ struct CircuitOptions {
   std::size_t rows = 64;        // probe rows
   std::uint64_t seed = 1;       // the probe's generator
   std::size_t slot = 0;         // recall: which named key gets a new value
+  std::string data;             // translate: pairs with gold alignments ("" = the run's --valid file)
   bool noise = false;           // patch: corrupted into clean instead of clean into corrupted
   std::string out;              // "" = <checkpoint's directory>/patch or /attribute
   bool overwrite = false;

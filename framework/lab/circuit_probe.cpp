@@ -2,13 +2,18 @@
 #include "headlab/lab/circuit_probe.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <optional>
 
 #include <xtensor/xview.hpp>
 
 #include "headlab/core/random.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/ops/ops.hpp"
+#include "headlab/lab/alignment.hpp"
 #include "headlab/train/copy_task.hpp"
+#include "headlab/train/translate_task.hpp"
 #include "headlab/train/induction_task.hpp"
 #include "headlab/train/recall_task.hpp"
 
@@ -111,10 +116,138 @@ CircuitProbe copy_probe(const TrainOptions& o, const CircuitProbeOptions& p) {
   return out;
 }
 
+// The pieces of word w in a side's word_of_pieces: [first, first + count).
+struct PieceSpan {
+  std::size_t first = 0, count = 0;
+};
+PieceSpan pieces_of(const std::vector<std::size_t>& word_of, std::size_t w) {
+  PieceSpan span{word_of.size(), 0};
+  for (std::size_t k = 0; k < word_of.size(); ++k)
+    if (word_of[k] == w) span.first = std::min(span.first, k), ++span.count;
+  return span;
+}
+
+// One translate row, in model ids: source (pieces + </s>), the same with one word replaced, the
+// decoder's input (<s> and the target pieces before the read word) and the two answers.
+struct TranslateRow {
+  std::vector<std::int64_t> source, replaced, decoder;
+  std::int64_t clean = 0, corrupted = 0;
+};
+
+// The row of one pair, or nothing when it has no two exchangeable words (see the header).
+std::optional<TranslateRow> translate_row(const LoadedModel& m, const ParallelPair& pair, const std::string& file) {
+  if (pair.alignment.empty()) return std::nullopt;
+  std::vector<EncodedPair> encoded;
+  try {
+    encoded = encode_evaluation_pairs(m.src_vocab, m.tgt_vocab, {pair}, m.options.max_len, file);
+  } catch (const ValueError&) {
+    return std::nullopt;  // longer than the model takes
+  }
+  const EncodedPair& e = encoded[0];
+  const std::vector<std::string> src_words = tokenize(pair.source), tgt_words = tokenize(pair.target);
+  const std::vector<std::size_t> src_of = word_of_pieces(m.src_vocab.pieces(src_words));
+  const std::vector<std::size_t> tgt_of = word_of_pieces(m.tgt_vocab.pieces(tgt_words));
+  std::vector<std::size_t> src_links(src_words.size()), tgt_links(tgt_words.size()), linked(src_words.size());
+  for (const auto& [i, j] : pair.alignment) {
+    if (i >= src_words.size() || j >= tgt_words.size()) return std::nullopt;
+    ++src_links[i];
+    ++tgt_links[j];
+    linked[i] = j;
+  }
+  // A word, not punctuation (the corpus links "." to "."): a letter or digit, or a byte of a UTF-8 letter.
+  auto is_word = [](const std::string& w) {
+    return std::any_of(w.begin(), w.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || (ch & 0x80); });
+  };
+  auto single = [&](std::size_t i) {
+    return src_links[i] == 1 && pieces_of(src_of, i).count == 1 && is_word(src_words[i]) && is_word(tgt_words[linked[i]]);
+  };
+  for (std::size_t j = tgt_words.size(); j-- > 0;) {
+    if (tgt_links[j] != 1) continue;
+    std::size_t i = 0;
+    while (!(src_links[i] && linked[i] == j)) ++i;
+    if (!single(i)) continue;
+    std::optional<std::size_t> partner;
+    for (std::size_t k = 0; k < src_words.size(); ++k) {
+      if (k == i || !single(k) || src_words[k] == src_words[i] || tgt_words[linked[k]] == tgt_words[j]) continue;
+      const auto distance = [&](std::size_t x) { return x > i ? x - i : i - x; };
+      if (!partner || distance(k) < distance(*partner)) partner = k;
+    }
+    if (!partner) continue;
+    TranslateRow row;
+    row.source = e.source;
+    row.replaced = e.source;
+    row.replaced[pieces_of(src_of, i).first] = row.replaced[pieces_of(src_of, *partner).first];
+    const std::size_t read = 1 + pieces_of(tgt_of, j).first;  // the decoder step that predicts j's first piece
+    row.decoder.assign(e.target.begin(), e.target.begin() + std::ptrdiff_t(read));
+    row.clean = e.target[read];
+    row.corrupted = e.target[1 + pieces_of(tgt_of, linked[*partner]).first];
+    if (row.clean == row.corrupted) continue;
+    return row;
+  }
+  return std::nullopt;
+}
+
+CircuitProbe translate_probe(const LoadedModel& m, const CircuitProbeOptions& p) {
+  const std::string file = p.data.empty() ? m.options.valid_file : p.data;
+  if (file.empty()) throw ValueError("circuit probe: the run names no --valid file: give pairs with gold alignments (--data)");
+  std::vector<TranslateRow> rows;
+  for (const ParallelPair& pair : read_parallel_tsv(file)) {
+    if (rows.size() == p.count) break;
+    if (std::optional<TranslateRow> row = translate_row(m, pair, file)) rows.push_back(std::move(*row));
+  }
+  if (rows.empty()) {
+    throw ValueError("circuit probe: no pair of " + file + " has two aligned source words to exchange (a gold alignment "
+                     "in its third column, one link each)");
+  }
+  std::size_t S = 0, L = 0;
+  for (const TranslateRow& r : rows) S = std::max(S, r.source.size()), L = std::max(L, r.decoder.size());
+  CircuitProbe out;
+  const std::size_t B = rows.size();
+  out.clean_source = IndexArray::from_shape({B, S});
+  out.clean_source.fill(Vocabulary::pad);
+  out.corrupted_source = out.clean_source;
+  out.clean = IndexArray::from_shape({B, L});
+  out.clean.fill(Vocabulary::pad);  // after each row's read position: causal, never seen there
+  MaskArray padding = MaskArray::from_shape({B, S});
+  padding.fill(true);
+  for (std::size_t b = 0; b < B; ++b) {
+    const TranslateRow& r = rows[b];
+    for (std::size_t k = 0; k < r.source.size(); ++k) {
+      out.clean_source(b, k) = r.source[k];
+      out.corrupted_source(b, k) = r.replaced[k];
+      padding(b, k) = false;
+    }
+    for (std::size_t k = 0; k < r.decoder.size(); ++k) out.clean(b, k) = r.decoder[k];
+    out.row_positions.push_back(r.decoder.size() - 1);
+    out.clean_answer.push_back(r.clean);
+    out.corrupted_answer.push_back(r.corrupted);
+  }
+  out.corrupted = out.clean;
+  out.source_padding = std::move(padding);
+  out.position = out.row_positions[0];
+  out.rule = "translate: a source word replaced by another of the sentence (the last target word with one link: its "
+             "source word, by the nearest other), read where the decoder predicts that word; " + std::to_string(B) + " pairs of " +
+             std::filesystem::path(file).filename().string();
+  return out;
+}
+
 }  // namespace
+
+CircuitProbe make_circuit_probe(const LoadedModel& model, const CircuitProbeOptions& probe) {
+  if (model.options.task != Task::translate) return make_circuit_probe(model.options, probe);
+  if (probe.count == 0) throw ValueError("circuit probe: the number of rows must be > 0");
+  if (probe.slot != 0) throw ValueError("circuit probe: a slot (" + std::to_string(probe.slot) + ") is for recall models, this one is translate");
+  return translate_probe(model, probe);
+}
 
 CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeOptions& probe) {
   if (probe.count == 0) throw ValueError("circuit probe: the number of rows must be > 0");
+  if (!probe.data.empty() && options.task != Task::translate) {
+    throw ValueError("circuit probe: a data file is for translation models, this one is " + task_name(options.task));
+  }
+  if (options.task == Task::translate) {
+    throw ValueError("circuit probe: the translate rule needs the model's vocabularies (make_circuit_probe(model))");
+  }
   if (probe.slot != 0 && options.task != Task::recall) {
     throw ValueError("circuit probe: a slot (" + std::to_string(probe.slot) + ") is for recall models, this one is " +
                      task_name(options.task));
@@ -123,19 +256,20 @@ CircuitProbe make_circuit_probe(const TrainOptions& options, const CircuitProbeO
   if (options.task == Task::recall) return recall_probe(options, probe);
   if (options.task == Task::copy) return copy_probe(options, probe);
   throw ValueError("circuit probe: the " + task_name(options.task) +
-                   " task has no corruption rule yet (induction, recall and copy have one)");
+                   " task has no corruption rule yet (induction, recall, copy and translate have one)");
 }
 
 std::vector<double> logit_differences(const Array<float>& logits, const CircuitProbe& probe) {
   const std::size_t B = probe.clean_answer.size();
-  if (logits.dimension() != 3 || logits.shape()[0] != B || logits.shape()[1] <= probe.position) {
-    throw ShapeError("logit_differences: logits should be (" + std::to_string(B) + ", L > " +
-                     std::to_string(probe.position) + ", V)");
+  if (logits.dimension() != 3 || logits.shape()[0] != B) {
+    throw ShapeError("logit_differences: logits should be (" + std::to_string(B) + ", L, V)");
   }
   std::vector<double> out(B);
   for (std::size_t b = 0; b < B; ++b) {
-    out[b] = double(logits(b, probe.position, std::size_t(probe.clean_answer[b]))) -
-             double(logits(b, probe.position, std::size_t(probe.corrupted_answer[b])));
+    const std::size_t p = probe.position_of(b);
+    if (p >= logits.shape()[1]) throw ShapeError("logit_differences: row " + std::to_string(b) + " is read past its logits");
+    out[b] = double(logits(b, p, std::size_t(probe.clean_answer[b]))) -
+             double(logits(b, p, std::size_t(probe.corrupted_answer[b])));
   }
   return out;
 }
@@ -163,7 +297,9 @@ Array<float> probe_logits(LoadedModel& model, const CircuitProbe& probe, bool cl
     logits = model.lm->forward(inputs, nullptr).value();
   } else {
     if (probe.clean_source.size() == 0) throw ValueError("circuit probe: an encoder-decoder model needs source rows");
-    logits = model.model->forward(clean ? probe.clean_source : probe.corrupted_source, inputs, Masks{}, nullptr).value();
+    Masks masks;
+    masks.src_key_padding = probe.source_padding;
+    logits = model.model->forward(clean ? probe.clean_source : probe.corrupted_source, inputs, masks, nullptr).value();
   }
   module.train(was_training);
   return logits;

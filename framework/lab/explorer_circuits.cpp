@@ -19,9 +19,13 @@ std::string add_circuits(ExplorerData& data, LoadedModel& model, std::size_t row
   CircuitProbe probe;
   PatchingResult patched;
   try {
-    probe = make_circuit_probe(model.options, {rows, seed, 0});
+    probe = make_circuit_probe(model, {rows, seed, 0, ""});  // translate: the run's validation file
     patched = activation_patching(model, probe);
   } catch (const ValueError& e) {
+    return e.what();
+  } catch (const IOError& e) {  // the run's validation file moved or gone
+    return e.what();
+  } catch (const FormatError& e) {
     return e.what();
   }
   c.rule = probe.rule;

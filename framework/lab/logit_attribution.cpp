@@ -7,6 +7,8 @@
 #include <functional>
 #include <numeric>
 
+#include <xtensor/xview.hpp>
+
 #include "headlab/ops/ops.hpp"
 
 namespace headlab {
@@ -51,7 +53,7 @@ LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe
   hooks.set_caching(true);
   const Array<float> logits = probe_logits(model, probe, true, &hooks);
   const std::vector<std::int64_t>& answers = probe.clean_answer;
-  const std::size_t B = answers.size(), D = c.d_model, p = probe.position;
+  const std::size_t B = answers.size(), D = c.d_model;
   const Array<float> gamma = r.norm->parameter("weight").value(), beta = r.norm->parameter("bias").value();
   const Array<float> w_u = r.unembed->parameter("weight").value(), b_u = r.unembed->parameter("bias").value();
   const Array<float> x = hooks.cached(final_stream_point(model)).value();
@@ -60,6 +62,7 @@ LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe
   std::vector<std::vector<double>> u(B, std::vector<double>(D));  // u_b = W_U[a_b] * gamma / sigma_b
   std::vector<double> u_sum(B);
   for (std::size_t b = 0; b < B; ++b) {
+    const std::size_t p = probe.position_of(b);
     double mean = 0, var = 0;
     for (std::size_t j = 0; j < D; ++j) mean += x(b, p, j);
     mean /= double(D);
@@ -90,7 +93,7 @@ LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe
     out.components.push_back(std::move(comp));
   };
   const Array<float> embed = hooks.cached(r.embed_point).value();
-  add({"embed", -1, -1, -1, {}, 0}, [&](std::size_t b, std::size_t j) { return double(embed(b, p, j)); });
+  add({"embed", -1, -1, -1, {}, 0}, [&](std::size_t b, std::size_t j) { return double(embed(b, probe.position_of(b), j)); });
   const std::vector<std::string> modules = attention_modules(model);
   for (std::size_t l = 0; l < r.layers; ++l) {
     const std::string layer = r.layer_prefix + std::to_string(l);
@@ -100,7 +103,7 @@ LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe
       const Array<float> result = hooks.cached(module + ".hook_result").value();  // (B, T, h, D)
       for (std::size_t i = 0; i < result.shape()[2]; ++i)
         add({module + ".head" + std::to_string(i), int(l), int(mi), int(i), {}, 0},
-            [&](std::size_t b, std::size_t j) { return double(result(b, p, i, j)); });
+            [&](std::size_t b, std::size_t j) { return double(result(b, probe.position_of(b), i, j)); });
       if (c.attention.bias) {
         const Array<float> bias = output_bias(model, module);
         add({module + ".bias", int(l), int(mi), -1, {}, 0}, [&](std::size_t, std::size_t j) { return double(bias(j)); });
@@ -108,7 +111,8 @@ LogitAttribution direct_logit_attribution(LoadedModel& model, const CircuitProbe
     }
     if (!(model.lm && c.attention_only)) {  // decoder layers of an encoder-decoder always have their MLP
       const Array<float> mlp = hooks.cached(layer + ".hook_mlp_out").value();
-      add({layer + ".mlp", int(l), -1, -1, {}, 0}, [&](std::size_t b, std::size_t j) { return double(mlp(b, p, j)); });
+      add({layer + ".mlp", int(l), -1, -1, {}, 0},
+          [&](std::size_t b, std::size_t j) { return double(mlp(b, probe.position_of(b), j)); });
     }
   }
   for (std::size_t b = 0; b < B; ++b) {
@@ -131,7 +135,10 @@ std::vector<LensLayer> logit_lens(LoadedModel& model, const CircuitProbe& probe)
   const std::size_t B = answers.size();
   std::vector<LensLayer> out;
   for (const std::string& point : points) {
-    const Tensor<float> stream = narrow(hooks.cached(point), 1, probe.position, 1);  // (B, 1, D)
+    const Array<float>& all = hooks.cached(point).value();  // (B, T, D): each row's read position
+    Array<float> at = xt::zeros<float>({B, std::size_t(1), all.shape()[2]});
+    for (std::size_t b = 0; b < B; ++b) xt::view(at, b, 0) = xt::view(all, b, probe.position_of(b));
+    const Tensor<float> stream(at);  // (B, 1, D)
     const Array<float> logits = r.unembed->forward(r.norm->forward(stream)).value();  // (B, 1, V)
     const std::size_t V = logits.shape()[2];
     LensLayer layer;

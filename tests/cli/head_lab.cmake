@@ -184,6 +184,14 @@ expect_exit(cli.patch_slot_on_induction_exits_2 2 "slot"
 set_tests_properties(cli.patch_slot_on_induction_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
 expect_exit(cli.patch_rows_0_exits_2 2 "--rows"
             ${HL} patch --checkpoint ${LAB}/induction/checkpoint.safetensors --rows 0 --out ${LAB}/induction_patch_0)
-expect_exit(cli.patch_translate_exits_2 2 "no corruption rule"
+# translate: the run's validation file has no gold links (exit 2, naming it); with --data of the same
+# pairs and links i-i, each row has a source word replaced, read at its own decoder position.
+expect_exit(cli.patch_translate_without_links_exits_2 2 "toy_valid.tsv has two aligned source words"
             ${HL} patch --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors --out ${LAB}/translate_patch)
-set_tests_properties(cli.patch_translate_exits_2 PROPERTIES FIXTURES_REQUIRED toy_translate)
+set_tests_properties(cli.patch_translate_without_links_exits_2 PROPERTIES FIXTURES_REQUIRED toy_translate)
+add_test(NAME cli.patch_translate
+         COMMAND sh -c "sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/identity_alignment.sh ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/translate/toy_valid.tsv ${LAB}/toy_aligned.tsv &&
+                        \"$0\" patch --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors --data ${LAB}/toy_aligned.tsv --out ${LAB}/translate_patch --overwrite &&
+                        grep -c '^decoder\\.0\\.cross_attn,' ${LAB}/translate_patch/patch_heads.csv" ${HL})
+set_tests_properties(cli.patch_translate PROPERTIES FIXTURES_REQUIRED toy_translate
+                     PASS_REGULAR_EXPRESSION "a source word replaced by another.*[0-9]+ pairs of toy_aligned.tsv.*each row's answer read where the decoder predicts it.*dec 0 cross .*\n4\n$")

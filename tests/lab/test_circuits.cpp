@@ -17,6 +17,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <tuple>
 
@@ -29,6 +32,8 @@
 #include "headlab/lab/patching.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/recall_task.hpp"
+#include "headlab/train/trainer.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
 
@@ -151,7 +156,7 @@ double clean_accuracy(DecoderOnlyLM<float>& m, const CircuitProbe& probe) {
 
 TEST_CASE("circuit probe: induction corruptions keep the query's earlier copy and change the answer") {
   const TrainOptions o = induction_options();
-  const CircuitProbe p = make_circuit_probe(o, {32, 3, 0});
+  const CircuitProbe p = make_circuit_probe(o, {32, 3, 0, ""});
   const std::size_t T = o.length;
   REQUIRE(p.clean.shape() == Shape{32, 2 * T});
   CHECK(p.position == 2 * T - 1);
@@ -166,7 +171,7 @@ TEST_CASE("circuit probe: induction corruptions keep the query's earlier copy an
     CHECK(p.corrupted_answer[b] != p.clean_answer[b]);
     for (std::size_t t = T + 1; t < 2 * T; ++t) CHECK(p.corrupted(b, t) == p.clean(b, t));  // second half kept
   }
-  CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::translate)), doctest::Contains("translate"), ValueError);
+  CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::translate)), doctest::Contains("vocabularies"), ValueError);
   CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::lm)), doctest::Contains("lm"), ValueError);
 }
 
@@ -203,7 +208,7 @@ TEST_CASE("planted induction circuit: patching, attribution and composition name
   LoadedModel m;
   m.options = induction_options();
   m.lm = planted_induction_model();
-  const CircuitProbe probe = make_circuit_probe(m.options, {64, 2, 0});
+  const CircuitProbe probe = make_circuit_probe(m.options, {64, 2, 0, ""});
   const std::size_t T = 6;
 
   SUBCASE("patching: the induction head restores the answer; the rest do not") {
@@ -271,7 +276,7 @@ TEST_CASE("circuit tools on an encoder-decoder: the copy probe, exact attributio
   o.heads = 2;
   o.layers = 2;
   o.norm_first = true;
-  const CircuitProbe p = make_circuit_probe(o, {16, 4, 0});
+  const CircuitProbe p = make_circuit_probe(o, {16, 4, 0, ""});
   REQUIRE(p.clean_source.shape() == Shape{16, 7});
   REQUIRE(p.clean.shape() == Shape{16, 6});
   CHECK(p.position == 5);
@@ -383,7 +388,7 @@ TEST_CASE("planted recall circuit: each key's head found by patching and attribu
   for (std::size_t slot : {0, 1}) {
     CAPTURE(slot);
     const std::size_t planted = slot == 0 ? 0 : 2, other = slot == 0 ? 2 : 0;
-    const CircuitProbe probe = make_circuit_probe(m.options, {64, 11, slot});
+    const CircuitProbe probe = make_circuit_probe(m.options, {64, 11, slot, ""});
     CHECK(clean_accuracy(*m.lm, probe) >= 0.95);
     const PatchingResult r = activation_patching(m, probe);
     CHECK(r.heads[0][planted] > 0.9);
@@ -397,11 +402,70 @@ TEST_CASE("planted recall circuit: each key's head found by patching and attribu
     m.lm->layer(0).self_attn.set_head_mask(Tensor<float>());
   }
   // Attribution: the two planted heads write the answer's logit, about equally; the distractor not.
-  const LogitAttribution a = direct_logit_attribution(m, make_circuit_probe(m.options, {64, 12, 0}));
+  const LogitAttribution a = direct_logit_attribution(m, make_circuit_probe(m.options, {64, 12, 0, ""}));
   CHECK(a.max_sum_error < 1e-3);
   std::map<std::string, double> term;
   for (const LogitComponent& c : a.components) term[c.name] = c.mean;
   CHECK(term["blocks.0.attn.head0"] > 5.0);
   CHECK(term["blocks.0.attn.head2"] > 5.0);
   CHECK(std::abs(term["blocks.0.attn.head1"]) < 0.2 * term["blocks.0.attn.head0"]);
+}
+
+// The translate rule on a tiny word-level model of the toy corpus (wK -> vK) with gold links i-i:
+// each row replaces a source word by another and is read where the decoder predicts its translation.
+TEST_CASE("circuit probe: translate replaces an aligned source word; the tools take rows of their own lengths") {
+  testing::TempDir dir("circuit_translate");
+  const std::filesystem::path tsv = dir.path / "aligned.tsv";
+  {
+    std::ofstream out(tsv);
+    out << "w9 w0 w9 w10\tv9 v0 v9 v10 .\t0-0 1-1 2-2 3-3\n"   // w10 (-> v10) replaced by w9 (-> v9)
+        << "w1 w1\tv1 v1 .\t0-0 1-1\n"                          // nothing to exchange: one spelling
+        << "w4 w2 w7\tv4 v2 v7 .\t0-0 1-1 2-2\n"               // w7 replaced by w2
+        << "w3 w5\tv3 v5 .\n";                                 // no gold links: skipped
+  }
+  TrainOptions o = TrainOptions::defaults_for(Task::translate);
+  o.train_file = o.valid_file = tsv.string();
+  o.tokenizer = "word";
+  o.min_freq = 1;
+  o.d_model = 16;
+  o.heads = 2;
+  o.ff_dim = 32;
+  o.layers = 1;
+  o.steps = 2;
+  o.eval_every = 2;
+  o.progress = "none";
+  o.run_dir = (dir.path / "run").string();
+  std::ostringstream log;
+  train(o, log);
+  LoadedModel m = load_trained_model((dir.path / "run" / "checkpoint.safetensors").string());
+  const CircuitProbe p = make_circuit_probe(m, {8, 1, 0, ""});  // the run's --valid file
+  REQUIRE(p.clean_answer.size() == 2);
+  CHECK(p.row_positions == std::vector<std::size_t>{3, 2});  // <s> v9 v0 v9 | <s> v4 v2
+  auto word = [&](std::int64_t id) { return m.tgt_vocab.token(id); };
+  CHECK(word(p.clean_answer[0]) == "v10");
+  CHECK(word(p.corrupted_answer[0]) == "v9");
+  CHECK(word(p.clean_answer[1]) == "v7");
+  CHECK(word(p.corrupted_answer[1]) == "v2");
+  CHECK(m.src_vocab.token(p.corrupted_source(0, 3)) == "w9");  // w10 replaced by w9
+  CHECK(m.src_vocab.token(p.corrupted_source(1, 2)) == "w2");  // w7 replaced by w2
+  for (std::size_t k = 0; k < 3; ++k) CHECK(p.corrupted_source(0, k) == p.clean_source(0, k));
+  for (std::size_t k : {0, 1, 3}) CHECK(p.corrupted_source(1, k) == p.clean_source(1, k));
+  REQUIRE(p.source_padding);
+  CHECK((*p.source_padding)(1, 4));    // row 1: 3 words + </s>, then padding
+  CHECK(!(*p.source_padding)(1, 3));
+  CHECK(p.clean(1, 3) == Vocabulary::pad);  // after its read position
+  const LogitAttribution a = direct_logit_attribution(m, p);
+  CHECK(a.max_sum_error < 1e-3);
+  const PatchingResult r = activation_patching(m, p);
+  CHECK(r.residual[0].size() == 5);  // encoder positions (the longest row)
+  // A padded row reads as it would alone: row 1 (3 words + </s>, decoder <s> v4 v2) by itself.
+  const Array<float> batch = probe_logits(m, p, false);
+  IndexArray source = xt::view(p.corrupted_source, xt::range(1, 2), xt::range(0, 4));
+  IndexArray decoder = xt::view(p.corrupted, xt::range(1, 2), xt::range(0, 3));
+  m.model->eval();
+  const Array<float> alone = m.model->forward(source, decoder, Masks{}, nullptr).value();
+  for (std::size_t v = 0; v < alone.shape()[2]; ++v) CHECK(batch(1, 2, v) == doctest::Approx(alone(0, 2, v)).epsilon(1e-5));
+  CHECK_THROWS_WITH_AS(make_circuit_probe(m, {8, 1, 0, (dir.path / "missing.tsv").string()}), doctest::Contains("missing.tsv"), IOError);
+  CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::induction), {8, 1, 0, tsv.string()}),
+                       doctest::Contains("data file"), ValueError);
 }

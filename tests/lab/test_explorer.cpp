@@ -163,7 +163,7 @@ TEST_CASE("explorer: the circuits view holds patching's shares per site, and is 
   ExplorerData d = collect_explorer_data(m, {first, first}, probe, 8, 3);
   CHECK(nlohmann::json::parse(explorer_json(d))["circuits"].is_null());
   REQUIRE(add_circuits(d, m, 16, 2).empty());
-  const PatchingResult direct = activation_patching(m, make_circuit_probe(m.options, {16, 2, 0}));
+  const PatchingResult direct = activation_patching(m, make_circuit_probe(m.options, {16, 2, 0, ""}));
   const nlohmann::json c = nlohmann::json::parse(explorer_json(d))["circuits"];
   REQUIRE(c["patching"].size() == direct.modules.size());
   for (std::size_t k = 0; k < direct.modules.size(); ++k) {
@@ -174,9 +174,11 @@ TEST_CASE("explorer: the circuits view holds patching's shares per site, and is 
   }
   CHECK(c["attribution"].is_null());  // post-LN
   CHECK(c["rows"] == 16);
-  TrainOptions lm = TrainOptions::defaults_for(Task::translate);
-  LoadedModel translate = testing::untrained_model(lm, 2);
+  LoadedModel lm = testing::untrained_model(TrainOptions::defaults_for(Task::lm), 2);  // no rule for lm
   ExplorerData none;
-  CHECK(add_circuits(none, translate).find("translate") != std::string::npos);
+  CHECK(add_circuits(none, lm).find("lm task has no corruption rule") != std::string::npos);
+  CHECK(!none.circuits);
+  LoadedModel translate = testing::untrained_model(TrainOptions::defaults_for(Task::translate), 2);  // no --valid file
+  CHECK(add_circuits(none, translate).find("--valid") != std::string::npos);
   CHECK(!none.circuits);
 }
