@@ -413,7 +413,7 @@ TEST_CASE("planted recall circuit: each key's head found by patching and attribu
 
 // The translate rule on a tiny word-level model of the toy corpus (wK -> vK) with gold links i-i:
 // each row replaces a source word by another and is read where the decoder predicts its translation.
-TEST_CASE("circuit probe: translate replaces an aligned source word; the tools take rows of their own lengths") {
+TEST_CASE("circuit probe: translate replaces an aligned source word, and the tools take rows of their own lengths") {
   testing::TempDir dir("circuit_translate");
   const std::filesystem::path tsv = dir.path / "aligned.tsv";
   {
