@@ -373,6 +373,18 @@ check eval_data_too_long 1 "eval_too_long.tsv:2: the pair is longer than --max-l
   --data "$tmp/eval_too_long.tsv"
 check eval_data_fifo 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_fifo.tsv"
 check eval_data_directory 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp"
+# patch --data: the same files, a gold alignment that is not one, links past the sentence, none at all.
+printf 'ein Haus\ta house\t0-0 1-x\n' > "$tmp/patch_bad_links.tsv"
+printf 'ein Haus\ta house\t0-0 7-9\n' > "$tmp/patch_far_links.tsv"
+check patch_data_missing 1 "no_such_pairs.tsv" -- "$hl" patch --checkpoint "$tr_ckpt" --data "$tmp/no_such_pairs.tsv" --out "$tmp/p1"
+check patch_data_fifo 1 "not a regular file" -- "$hl" patch --checkpoint "$tr_ckpt" --data "$tmp/eval_fifo.tsv" --out "$tmp/p2"
+check patch_data_directory 1 "not a regular file" -- "$hl" patch --checkpoint "$tr_ckpt" --data "$tmp" --out "$tmp/p3"
+check patch_data_bad_links 1 "patch_bad_links.tsv:1" -- "$hl" patch --checkpoint "$tr_ckpt" --data "$tmp/patch_bad_links.tsv" --out "$tmp/p4"
+check patch_data_far_links 1 "patch_far_links.tsv:1: alignment link 7-9 is out of range" -- "$hl" attribute --checkpoint "$tr_ckpt" \
+  --data "$tmp/patch_far_links.tsv" --out "$tmp/p5"
+check patch_data_no_links 2 "eval_too_long.tsv has two aligned source words" -- "$hl" patch --checkpoint "$tr_ckpt" \
+  --data "$tmp/eval_too_long.tsv" --out "$tmp/p6"
+check patch_data_on_copy 2 "data file is for translation" -- "$hl" patch --checkpoint "$ckpt" --data "$tmp/patch_bad_links.tsv" --out "$tmp/p7"
 check eval_data_dev_zero 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data /dev/zero
 check eval_data_long_path 1 "read_parallel_tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$long"
 check eval_beam_0 2 "--beam" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" --beam 0
