@@ -3,6 +3,7 @@
 #include "checkpoint_name.hpp"
 #include "circuits_command.hpp"
 #include "cli_values.hpp"
+#include "model_input.hpp"
 #include "number_text.hpp"
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 #include <CLI/CLI.hpp>
 
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/shape_utils.hpp"
+#include "headlab/data/safetensors.hpp"
 #include "headlab/lab/explorer.hpp"
 #include "headlab/lab/logit_attribution.hpp"
 #include "headlab/lab/patching.hpp"
@@ -110,6 +113,62 @@ std::vector<std::vector<double>> padded(std::vector<std::vector<double>> rows) {
 }
 
 }  // namespace
+
+CLI::App* add_cache_command(CLI::App& app, CacheOptions& o) {
+  auto* c = app.add_subcommand("cache", "run_with_cache: every hook point's activation on one input, written as "
+                                        "safetensors (names as TransformerLens's)");
+  c->add_option("--checkpoint", o.checkpoint, "a checkpoint of any task")->required();
+  c->add_option("--input", o.input, "ids, a sentence (translate) or a text (lm); default: the first probe sequence");
+  c->add_option("--points", o.points, "keep only the points whose name holds this text (e.g. hook_pattern)");
+  c->add_option("--out", o.out, "the .safetensors file to write (default: CHECKPOINT_DIR/cache.safetensors)");
+  c->add_flag("--overwrite", o.overwrite, "replace an existing file");
+  return c;
+}
+
+int run_cache(const CacheOptions& o) {
+  const fs::path out = o.out.empty() ? fs::path(o.checkpoint).parent_path() / "cache.safetensors" : fs::path(o.out);
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) throw ValueError("--out: " + out.string() + " is a directory, not a file");
+  if (fs::exists(out, ec) && !o.overwrite) throw ValueError("--out: " + out.string() + " exists; give --overwrite to replace it");
+  LoadedModel m = load_trained_model(o.checkpoint);
+  const ExplorerInput input = explorer_input(m, o.input, repeated_tokens_probe(m, 1, 0, 1));
+  HookPoints<float> hooks;
+  hooks.set_caching(true);
+  {
+    NoGradGuard no_grad;
+    if (m.lm) {
+      m.lm->eval();
+      m.lm->set_hooks(&hooks);
+      m.lm->forward(input.target, nullptr);
+      m.lm->set_hooks(nullptr);
+    } else {
+      m.model->eval();
+      m.model->set_hooks(&hooks);
+      m.model->forward(input.source, input.target, Masks{}, nullptr);
+      m.model->set_hooks(nullptr);
+    }
+  }
+  TensorFile file;
+  auto tokens = [&](const IndexArray& ids, bool source) {
+    std::string text;
+    for (std::size_t i = 0; i < ids.shape()[1]; ++i) text += (i ? " " : "") + token_text(m, ids(0, i), source);
+    return text;
+  };
+  file.metadata["checkpoint"] = checkpoint_name(o.checkpoint);
+  file.metadata["tokens"] = tokens(input.target, false);
+  if (!m.lm) file.metadata["source_tokens"] = tokens(input.source, true);
+  for (const std::string& name : hooks.names_seen()) {
+    if (!o.points.empty() && name.find(o.points) == std::string::npos) continue;
+    const Array<float>& value = hooks.cached(name).value();
+    file.add(name, value);
+    std::cout << "  " << std::left << std::setw(36) << name << std::right << " " << shape_str(Shape(value.shape().begin(), value.shape().end())) << "\n";
+  }
+  if (file.size() == 0) throw ValueError("--points: no hook point's name holds '" + o.points + "'");
+  save_safetensors(out.string(), file);
+  std::cout << "wrote " << file.size() << " activations of " << input.target.shape()[1] << " tokens to " << out.string()
+            << "\n";
+  return 0;
+}
 
 CLI::App* add_patch_command(CLI::App& app, CircuitOptions& o) {
   auto* c = app.add_subcommand("patch", "activation patching: which heads and which positions of the stream carry "

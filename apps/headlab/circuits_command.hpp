@@ -11,6 +11,10 @@
 //                              rows: the constant term and the logit itself)
 //     DIR/logit_lens.csv       point,mean_rank,top1,top_tokens
 //     DIR/attribution.svg      the heads' terms, module x head
+//   headlab cache --checkpoint C [--input TEXT|IDS] [--points SUBSTRING] [--out FILE] [--overwrite]
+//     FILE (default CHECKPOINT_DIR/cache.safetensors): every hook point's activation on one input
+//     (run_with_cache; names and shapes as docs/circuits.md's table), or those whose name holds
+//     SUBSTRING; the input's tokens in the metadata. Prints each name and shape.
 // DIR defaults to the checkpoint's directory + /patch or /attribute.
 // Exit status: 0 written; 1 a file that cannot be read or written; 2 a usage error (a task without
 // a corruption rule (lm), a post-LN model for attribute, an output that exists).
@@ -36,6 +40,16 @@ struct CircuitOptions {
   bool overwrite = false;
 };
 
+struct CacheOptions {
+  std::string checkpoint;
+  std::string input;   // "" = the first probe sequence (as `headlab explore`)
+  std::string points;  // "" = every point; else the names holding this text
+  std::string out;     // "" = <checkpoint's directory>/cache.safetensors
+  bool overwrite = false;
+};
+
+CLI::App* add_cache_command(CLI::App& app, CacheOptions& options);
+int run_cache(const CacheOptions& options);
 CLI::App* add_patch_command(CLI::App& app, CircuitOptions& options);
 CLI::App* add_attribute_command(CLI::App& app, CircuitOptions& options);
 int run_patch(const CircuitOptions& options);

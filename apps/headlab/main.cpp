@@ -208,6 +208,8 @@ int run_command_line(int argc, char** argv) {
 
   headlab::cli::CompositionOptions composition_options;
   CLI::App* composition = headlab::cli::add_composition_command(app, composition_options);
+  headlab::cli::CacheOptions cache_options;
+  CLI::App* cache = headlab::cli::add_cache_command(app, cache_options);
   headlab::cli::CircuitOptions patch_options, attribute_options;
   CLI::App* patch = headlab::cli::add_patch_command(app, patch_options);
   CLI::App* attribute = headlab::cli::add_attribute_command(app, attribute_options);
@@ -306,6 +308,14 @@ int run_command_line(int argc, char** argv) {
       } catch (const headlab::ValueError& e) {
         std::cerr << "headlab align: " << e.what() << "\n";
         return 2;  // a usage error: not a translation checkpoint, a pair without gold links or too long
+      }
+    }
+    if (*cache) {
+      try {
+        return headlab::cli::run_cache(cache_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab cache: " << e.what() << "\n";
+        return 2;  // a usage error: an --input the model cannot take, an existing --out, no point matching --points
       }
     }
     if (*patch || *attribute) {

@@ -23,9 +23,7 @@ std::string add_circuits(ExplorerData& data, LoadedModel& model, std::size_t row
     patched = activation_patching(model, probe);
   } catch (const ValueError& e) {
     return e.what();
-  } catch (const IOError& e) {  // the run's validation file moved or gone
-    return e.what();
-  } catch (const FormatError& e) {
+  } catch (const IOError& e) {  // the run's validation file moved, gone or malformed (FormatError)
     return e.what();
   }
   c.rule = probe.rule;

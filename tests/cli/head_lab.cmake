@@ -195,3 +195,22 @@ add_test(NAME cli.patch_translate
                         grep -c '^decoder\\.0\\.cross_attn,' ${LAB}/translate_patch/patch_heads.csv" ${HL})
 set_tests_properties(cli.patch_translate PROPERTIES FIXTURES_REQUIRED toy_translate
                      PASS_REGULAR_EXPRESSION "a source word replaced by another.*[0-9]+ pairs of toy_aligned.tsv.*each row's answer read where the decoder predicts it.*dec 0 cross .*\n4\n$")
+
+# cache: every hook point's activation on one input as safetensors, read back by a reader of its own
+# (tests/cli/safetensors_summary.py): the names in forward order with their shapes, the tokens in the
+# metadata; --points keeps the names holding its text; refused without a match or over a file.
+add_test(NAME cli.cache_induction
+         COMMAND sh -c "\"$0\" cache --checkpoint ${LAB}/induction/checkpoint.safetensors --input '3 4 5 3 4 5' --out ${LAB}/cache.safetensors --overwrite &&
+                        ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/safetensors_summary.py ${LAB}/cache.safetensors" ${HL})
+set_tests_properties(cli.cache_induction PROPERTIES FIXTURES_REQUIRED lab_induction
+                     PASS_REGULAR_EXPRESSION "blocks.1.attn.hook_pattern +\\[1, 2, 6, 6\\].*wrote 20 activations of 6 tokens.*\nhook_embed F32 1x6x32\n.*blocks.1.attn.hook_result F32 1x6x2x32\n.*ln_final.hook_normalized F32 1x6x32\nmetadata checkpoint: induction\nmetadata tokens: 3 4 5 3 4 5\n$")
+add_test(NAME cli.cache_copy_points
+         COMMAND sh -c "\"$0\" cache --checkpoint ${LAB}/copy/checkpoint.safetensors --points cross_attn.hook_z --out ${LAB}/cache_copy.safetensors --overwrite" ${HL})
+set_tests_properties(cli.cache_copy_points PROPERTIES FIXTURES_REQUIRED lab_copy
+                     PASS_REGULAR_EXPRESSION "^  decoder.0.cross_attn.hook_z +\\[1, 2, [0-9]+, 8\\]\nwrote 1 activations")
+expect_exit(cli.cache_no_point_exits_2 2 "no hook point's name holds 'hook_nothing'"
+            ${HL} cache --checkpoint ${LAB}/induction/checkpoint.safetensors --points hook_nothing --out ${LAB}/cache_none.safetensors)
+set_tests_properties(cli.cache_no_point_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
+expect_exit(cli.cache_existing_out_exits_2 2 "--overwrite"
+            ${HL} cache --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/cache.safetensors)
+set_tests_properties(cli.cache_existing_out_exits_2 PROPERTIES DEPENDS cli.cache_induction FIXTURES_REQUIRED lab_induction)

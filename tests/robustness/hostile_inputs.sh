@@ -279,6 +279,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
   check "composition_$bad" 1 "$bad" -- "$hl" composition --checkpoint "$file" --out "$tmp/composition_$bad"
   check "patch_$bad" 1 "$bad" -- "$hl" patch --checkpoint "$file" --out "$tmp/patch_$bad" --rows 4
   check "attribute_$bad" 1 "$bad" -- "$hl" attribute --checkpoint "$file" --out "$tmp/attribute_$bad" --rows 4
+  check "cache_$bad" 1 "$bad" -- "$hl" cache --checkpoint "$file" --out "$tmp/cache_$bad.safetensors"
 done
 
 echo "== other commands: values out of range"
@@ -290,6 +291,9 @@ check patch_rows_1e20 2 "--rows" -- "$hl" patch --checkpoint "$ckpt" --rows 1e20
 check patch_rows_5000 2 "--rows" -- "$hl" patch --checkpoint "$ckpt" --rows 5000
 check attribute_seed_negative 2 "--seed" -- "$hl" attribute --checkpoint "$ckpt" --seed -1
 check patch_slot_nan 2 "--slot" -- "$hl" patch --checkpoint "$ckpt" --slot nan
+check cache_input_not_ids 2 "--input" -- "$hl" cache --checkpoint "$ckpt" --input "1 x 3" --out "$tmp/cache_x.safetensors"
+check cache_input_too_long 2 "--input" -- "$hl" cache --checkpoint "$ckpt" --input "$(seq -s ' ' 1 400)" --out "$tmp/cache_y.safetensors"
+check cache_out_directory 2 "is a directory" -- "$hl" cache --checkpoint "$ckpt" --out "$tmp"
 check prune_random_orders_1000 2 "--random-orders" -- "$hl" prune --checkpoint "$ckpt" --random-orders 1000
 check translate_length_penalty_nan 2 "--length-penalty" -- sh -c \
   "echo 'ein Haus' | '$hl' translate --checkpoint '$tmp/translate/checkpoint.safetensors' --length-penalty nan"
