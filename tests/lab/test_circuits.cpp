@@ -177,7 +177,7 @@ TEST_CASE("circuit probe: induction corruptions keep the query's earlier copy an
 
 TEST_CASE("planted induction circuit: the model solves the task, and only with both planted heads") {
   auto m = planted_induction_model();
-  const CircuitProbe probe = make_circuit_probe(induction_options(), {64, 1, 0});
+  const CircuitProbe probe = make_circuit_probe(induction_options(), {64, 1, 0, ""});
   CHECK(clean_accuracy(*m, probe) >= 0.95);
   // The patterns: layer 0 head 1 reads the previous position; layer 1 head 2 at the last query reads
   // position T, the one after the earlier copy of its token.
