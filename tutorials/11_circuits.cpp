@@ -16,7 +16,7 @@
 // The hook points under all of it: HookPoints (headlab/nn/hooks.hpp), names as in TransformerLens.
 //
 // usage: tutorial_circuits [--quick] [OUT_DIR]
-//   full (about 20 s): one seed, 1500 steps, the chapter's claims checked; --quick: 20 steps, no
+//   full (about 15 s on one thread): one seed, 1500 steps, the chapter's claims checked; --quick: 20 steps, no
 //   claims checked (for the test suite).
 #include <iomanip>
 #include <iostream>

@@ -34,13 +34,14 @@ namespace {
 constexpr std::size_t kMaxRows = 4096;
 
 void add_probe_flags(CLI::App* c, CircuitOptions& o) {
-  c->add_option("--checkpoint", o.checkpoint, "a decoder-only checkpoint of the induction or recall task")->required();
+  c->add_option("--checkpoint", o.checkpoint, "a checkpoint of the induction, recall, copy or translate task")->required();
   c->add_option("--rows", o.rows, "probe rows, clean and corrupted, 1 to " + std::to_string(kMaxRows) + " (default 64)")
       ->check(whole_number(1, kMaxRows));
   c->add_option("--seed", o.seed, "the probe's random seed (default 1)")->check(whole_number());
   c->add_option("--slot", o.slot, "recall: which of the last query's keys gets a new value, from 0 (default 0)")
       ->check(whole_number(0, 64));
-  c->add_option("--data", o.data, "translate: a TSV with gold alignments in its third column (default: the run's --valid file)");
+  c->add_option("--data", o.data, "translate: a TSV with gold alignments in its third column (default: the run's "
+                                  "--valid file); its pairs are taken in file order (--seed does not apply)");
   c->add_option("--out", o.out, "output directory");
   c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier run of this command in the output directory");
 }
@@ -52,6 +53,11 @@ struct Probed {
 
 Probed load_and_probe(const CircuitOptions& o) {
   Probed p{load_trained_model(o.checkpoint), {}};
+  const Task task = p.model.options.task;
+  if (o.slot != 0 && task != Task::recall) throw ValueError("--slot is for recall checkpoints; this one is " + task_name(task));
+  if (!o.data.empty() && task != Task::translate) {
+    throw ValueError("--data is for translate checkpoints; this one is " + task_name(task));
+  }
   CircuitProbeOptions po;
   po.count = o.rows;
   po.seed = o.seed;
@@ -136,16 +142,18 @@ int run_cache(const CacheOptions& o) {
   hooks.set_caching(true);
   {
     NoGradGuard no_grad;
+    struct Attached {  // no pointer to the hooks left in the model, even when the forward throws
+      LoadedModel& m;
+      ~Attached() { m.lm ? m.lm->set_hooks(nullptr) : m.model->set_hooks(nullptr); }
+    } attached{m};
     if (m.lm) {
       m.lm->eval();
       m.lm->set_hooks(&hooks);
       m.lm->forward(input.target, nullptr);
-      m.lm->set_hooks(nullptr);
     } else {
       m.model->eval();
       m.model->set_hooks(&hooks);
       m.model->forward(input.source, input.target, Masks{}, nullptr);
-      m.model->set_hooks(nullptr);
     }
   }
   TensorFile file;

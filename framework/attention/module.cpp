@@ -473,6 +473,9 @@ Tensor<T> MultiHeadAttention<T>::hook_pattern(const Heads& heads, SdpaResult<T>&
   if (!attn.weights.defined()) return attn.output;
   attn.weights = hook("hook_pattern", attn.weights);
   if (!hooks_->has_edit(hook_prefix_ + "hook_pattern")) return attn.output;
+  if (this->is_training() && config_.dropout > 0) {  // P v below would skip the dropout SDPA applied
+    throw ValueError("hooks: an edit of " + hook_prefix_ + "hook_pattern in training with attention dropout (use eval mode)");
+  }
   const Shape ps = attn.weights.shape(), vs = heads.v.shape();
   const auto B = static_cast<std::ptrdiff_t>(ps[0]), h = static_cast<std::ptrdiff_t>(ps[1]),
              L = static_cast<std::ptrdiff_t>(ps[2]), S = static_cast<std::ptrdiff_t>(ps[3]);

@@ -147,12 +147,16 @@ std::optional<TranslateRow> translate_row(const LoadedModel& m, const ParallelPa
   const std::vector<std::string> src_words = tokenize(pair.source), tgt_words = tokenize(pair.target);
   const std::vector<std::size_t> src_of = word_of_pieces(m.src_vocab.pieces(src_words));
   const std::vector<std::size_t> tgt_of = word_of_pieces(m.tgt_vocab.pieces(tgt_words));
-  std::vector<std::size_t> src_links(src_words.size()), tgt_links(tgt_words.size()), linked(src_words.size());
+  // Links per word; linked[i]: a target word of source word i (its only one where src_links[i] == 1);
+  // source_of[j]: a source word of target word j (its only one where tgt_links[j] == 1).
+  std::vector<std::size_t> src_links(src_words.size()), tgt_links(tgt_words.size()), linked(src_words.size()),
+      source_of(tgt_words.size());
   for (const auto& [i, j] : pair.alignment) {
     if (i >= src_words.size() || j >= tgt_words.size()) return std::nullopt;
     ++src_links[i];
     ++tgt_links[j];
     linked[i] = j;
+    source_of[j] = i;
   }
   // A word, not punctuation (the corpus links "." to "."): a letter or digit, or a byte of a UTF-8 letter.
   auto is_word = [](const std::string& w) {
@@ -163,9 +167,8 @@ std::optional<TranslateRow> translate_row(const LoadedModel& m, const ParallelPa
   };
   for (std::size_t j = tgt_words.size(); j-- > 0;) {
     if (tgt_links[j] != 1) continue;
-    std::size_t i = 0;
-    while (!(src_links[i] && linked[i] == j)) ++i;
-    if (!single(i)) continue;
+    const std::size_t i = source_of[j];
+    if (!single(i)) continue;  // i linked to j and to more target words: not a one-to-one pair
     std::optional<std::size_t> partner;
     for (std::size_t k = 0; k < src_words.size(); ++k) {
       if (k == i || !single(k) || src_words[k] == src_words[i] || tgt_words[linked[k]] == tgt_words[j]) continue;
@@ -285,12 +288,17 @@ Array<float> probe_logits(LoadedModel& model, const CircuitProbe& probe, bool cl
   NoGradGuard no_grad;
   const IndexArray& inputs = clean ? probe.clean : probe.corrupted;
   Module<float>& module = model.lm ? static_cast<Module<float>&>(*model.lm) : *model.model;
-  struct Attached {  // the model keeps no pointer to these hooks afterwards, even when the forward throws
+  // The model keeps no pointer to these hooks afterwards and its train/eval mode, even when the forward throws.
+  struct Attached {
     LoadedModel& m;
-    ~Attached() { m.lm ? m.lm->set_hooks(nullptr) : m.model->set_hooks(nullptr); }
-  } attached{model};
+    Module<float>& module;
+    bool was_training;
+    ~Attached() {
+      m.lm ? m.lm->set_hooks(nullptr) : m.model->set_hooks(nullptr);
+      module.train(was_training);
+    }
+  } attached{model, module, module.is_training()};
   model.lm ? model.lm->set_hooks(hooks) : model.model->set_hooks(hooks);
-  const bool was_training = module.is_training();
   module.eval();
   Array<float> logits;
   if (model.lm) {
@@ -301,7 +309,6 @@ Array<float> probe_logits(LoadedModel& model, const CircuitProbe& probe, bool cl
     masks.src_key_padding = probe.source_padding;
     logits = model.model->forward(clean ? probe.clean_source : probe.corrupted_source, inputs, masks, nullptr).value();
   }
-  module.train(was_training);
   return logits;
 }
 

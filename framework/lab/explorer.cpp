@@ -272,7 +272,7 @@ std::string explorer_json(const ExplorerData& d) {
     for (const ExplorerCircuits::Term& t : c.terms)
       terms.push_back({{"name", t.name}, {"site", t.site.empty() ? json(nullptr) : json(t.site)}, {"head", t.head},
                        {"mean", number_or_null(t.mean)}});
-    j["circuits"] = {{"rule", c.rule}, {"rows", c.rows}, {"seed", c.seed}, {"position", c.position},
+    j["circuits"] = {{"rule", c.rule}, {"rows", c.rows}, {"seed", c.seed}, {"position", c.per_row_position ? json(nullptr) : json(c.position)},
                      {"clean_difference", number_or_null(c.clean_difference)},
                      {"corrupted_difference", number_or_null(c.corrupted_difference)}, {"patching", std::move(patching)},
                      {"attribution", c.attributed ? json({{"logit", number_or_null(c.logit)},

@@ -27,9 +27,10 @@ std::string add_circuits(ExplorerData& data, LoadedModel& model, std::size_t row
     return e.what();
   }
   c.rule = probe.rule;
-  c.rows = rows;
+  c.rows = probe.clean_answer.size();  // translate keeps only the pairs it can use
   c.seed = seed;
   c.position = probe.position;
+  c.per_row_position = !probe.row_positions.empty();
   c.clean_difference = patched.clean_difference;
   c.corrupted_difference = patched.corrupted_difference;
   for (const std::string& module : patched.modules) c.patched_sites.push_back(site_of_module(module));

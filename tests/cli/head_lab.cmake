@@ -167,7 +167,7 @@ add_test(NAME cli.attribute_induction
                         cat ${LAB}/induction_attribute/logit_lens.csv && grep -c '^blocks\\.[01]\\.attn\\.head[01],' ${LAB}/induction_attribute/attribution.csv &&
                         test -s ${LAB}/induction_attribute/attribution.svg && echo FILES-OK" ${HL})
 set_tests_properties(cli.attribute_induction PROPERTIES
-                     PASS_REGULAR_EXPRESSION "the answer's logit -?[0-9.]+ = the terms below \\+ constant -?[0-9.]+ \\(largest gap over the rows [0-9.]+e-0[5-9].*point,mean_rank,top1,top_tokens\nhook_embed,.*\nblocks\\.0\\.hook_resid_post,.*\nblocks\\.1\\.hook_resid_post,.*\n4\nFILES-OK"
+                     PASS_REGULAR_EXPRESSION "the answer's logit -?[0-9.]+ = the terms below \\+ constant -?[0-9.]+ \\(largest gap over the rows [0-9.]+e[-+][0-9]+.*point,mean_rank,top1,top_tokens\nhook_embed,.*\nblocks\\.0\\.hook_resid_post,.*\nblocks\\.1\\.hook_resid_post,.*\n4\nFILES-OK"
                      FIXTURES_REQUIRED lab_induction)
 add_test(NAME cli.patch_copy
          COMMAND sh -c "\"$0\" patch --checkpoint ${LAB}/copy/checkpoint.safetensors --rows 8 --out ${LAB}/copy_patch --overwrite &&
@@ -179,7 +179,7 @@ set_tests_properties(cli.attribute_post_ln_exits_2 PROPERTIES FIXTURES_REQUIRED 
 expect_exit(cli.patch_existing_out_exits_2 2 "--overwrite"
             ${HL} patch --checkpoint ${LAB}/induction/checkpoint.safetensors --rows 4 --out ${LAB}/induction_patch)
 set_tests_properties(cli.patch_existing_out_exits_2 PROPERTIES DEPENDS cli.patch_induction FIXTURES_REQUIRED lab_induction)
-expect_exit(cli.patch_slot_on_induction_exits_2 2 "slot"
+expect_exit(cli.patch_slot_on_induction_exits_2 2 "--slot is for recall"
             ${HL} patch --checkpoint ${LAB}/induction/checkpoint.safetensors --slot 1 --out ${LAB}/induction_patch_slot)
 set_tests_properties(cli.patch_slot_on_induction_exits_2 PROPERTIES FIXTURES_REQUIRED lab_induction)
 expect_exit(cli.patch_rows_0_exits_2 2 "--rows"

@@ -421,7 +421,8 @@ TEST_CASE("circuit probe: translate replaces an aligned source word, and the too
     out << "w9 w0 w9 w10\tv9 v0 v9 v10 .\t0-0 1-1 2-2 3-3\n"   // w10 (-> v10) replaced by w9 (-> v9)
         << "w1 w1\tv1 v1 .\t0-0 1-1\n"                          // nothing to exchange: one spelling
         << "w4 w2 w7\tv4 v2 v7 .\t0-0 1-1 2-2\n"               // w7 replaced by w2
-        << "w3 w5\tv3 v5 .\n";                                 // no gold links: skipped
+        << "w3 w5\tv3 v5 .\n"                                  // no gold links: skipped
+        << "w3 w5\tv3 v4 v5 .\t0-0 0-1 1-2\n";                // w3 linked twice: nothing one-to-one to exchange
   }
   TrainOptions o = TrainOptions::defaults_for(Task::translate);
   o.train_file = o.valid_file = tsv.string();

@@ -201,3 +201,30 @@ TEST_CASE("hooks: the encoder-decoder's points, and none once removed") {
   CHECK(hooks.cache().empty());
   CHECK(hooks.names_seen().empty());
 }
+
+TEST_CASE("hooks: a pattern edit under GQA reads each query head's kv head, and is refused in training with dropout") {
+  const IndexArray ids = some_ids(2, 6, 11, 10);
+  auto m = sharp_lm(lm_config(true, 2, 1, GateKind::none), 11);  // 2 query heads share 1 kv head
+  HookPoints<double> hooks;
+  hooks.set_caching(true);
+  m->set_hooks(&hooks);
+  hooks.set_edit("blocks.1.attn.hook_pattern", [](const Tensor<double>& p) {  // every query reads its own position
+    Array<double> v = xt::zeros<double>(p.shape());
+    for (std::size_t i = 0; i < p.shape()[2]; ++i) xt::view(v, xt::all(), xt::all(), i, i) = 1.0;
+    return Tensor<double>(v);
+  });
+  m->forward(ids, nullptr);
+  const Array<double> z = hooks.cached("blocks.1.attn.hook_z").value(), v = hooks.cached("blocks.1.attn.hook_v").value();
+  for (std::size_t h = 0; h < 2; ++h)
+    for (std::size_t i = 0; i < 6; ++i)
+      CHECK(max_abs_diff(xt::view(z, xt::all(), h, i, xt::all()), xt::view(v, xt::all(), 0, i, xt::all())) < 1e-12);
+  TransformerConfig c = lm_config(true, 2, 0, GateKind::none);
+  c.dropout = 0.1;
+  auto dropping = sharp_lm(c, 12);
+  dropping->train();
+  dropping->set_hooks(&hooks);
+  Generator gen(3);
+  CHECK_THROWS_WITH_AS(dropping->forward(ids, &gen), doctest::Contains("blocks.1.attn.hook_pattern"), ValueError);
+  dropping->eval();
+  CHECK_NOTHROW(dropping->forward(ids, nullptr));
+}

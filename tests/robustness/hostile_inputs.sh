@@ -388,7 +388,7 @@ check patch_data_far_links 1 "patch_far_links.tsv:1: alignment link 7-9 is out o
   --data "$tmp/patch_far_links.tsv" --out "$tmp/p5"
 check patch_data_no_links 2 "eval_too_long.tsv has two aligned source words" -- "$hl" patch --checkpoint "$tr_ckpt" \
   --data "$tmp/eval_too_long.tsv" --out "$tmp/p6"
-check patch_data_on_copy 2 "data file is for translation" -- "$hl" patch --checkpoint "$ckpt" --data "$tmp/patch_bad_links.tsv" --out "$tmp/p7"
+check patch_data_on_copy 2 "--data is for translate checkpoints" -- "$hl" patch --checkpoint "$ckpt" --data "$tmp/patch_bad_links.tsv" --out "$tmp/p7"
 check eval_data_dev_zero 1 "not a regular file" -- "$hl" eval --checkpoint "$tr_ckpt" --data /dev/zero
 check eval_data_long_path 1 "read_parallel_tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$long"
 check eval_beam_0 2 "--beam" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/valid.tsv" --beam 0

@@ -69,7 +69,8 @@ function buildCircuits() {
   if (!c) return;
   document.getElementById('circuits-section').hidden = false;
   document.getElementById('circuits-help').textContent =
-    `Clean and corrupted inputs made by rule (${c.rule}; ${c.rows} rows, seed ${c.seed}), read at position ${c.position}: ` +
+    `Clean and corrupted inputs made by rule (${c.rule}; ${c.rows} rows, seed ${c.seed}), read at ` +
+    (c.position === null ? 'each row\'s own position: ' : `position ${c.position}: `) +
     `the logit difference LD = logit(clean answer) - logit(corrupted answer) is ${formatNumber(c.clean_difference)} clean and ` +
     `${formatNumber(c.corrupted_difference)} corrupted. Each cell runs the corrupted rows with that head's output taken from ` +
     'the clean run: recovered share = (LD patched - LD corrupted) / (LD clean - LD corrupted), 1 = as clean, 0 = as ' +

@@ -19,7 +19,7 @@
 //    "alignment": {"pairs", "file", "query_step"} or null,
 //    "prune": {"metric", "rows": [{"order", "pruned", "fraction", "loss", "metric"}]} or null,
 //    "curves": [{"step", "loss", "valid_loss"}],                      // null where a row lacks one
-//    "circuits": {"rule", "rows", "seed", "position", "clean_difference", "corrupted_difference",
+//    "circuits": {"rule", "rows", "seed", "position" (null: each row its own), "clean_difference", "corrupted_difference",
 //                 "patching": [{"site", "shares": [head]}],            // denoising, recovered share
 //                 "attribution": {"logit", "constant", "max_sum_error",
 //                                 "terms": [{"name", "site" (null: not a head), "head", "mean"}]} or null
@@ -64,6 +64,7 @@ struct CurvePoint {
 struct ExplorerCircuits {
   std::string rule;
   std::size_t rows = 0, position = 0;
+  bool per_row_position = false;  // translate: each row read at its own position (`position` is row 0's)
   std::uint64_t seed = 0;
   double clean_difference = 0, corrupted_difference = 0;
   std::vector<std::string> patched_sites;           // one per attention module
