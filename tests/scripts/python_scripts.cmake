@@ -68,7 +68,7 @@ set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all
 # (docs/studies/<study>/report.py --check, Debian's python3-scipy: setup.sh --with-scipy; skipped
 # without it, a failure in CI where HEADLAB_REQUIRE_SCIPY=1). Test docs.study_<study>_tables.
 foreach(study head-count-grammar head-count-recall induction-heads induction-phase-change induction-sink
-              text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss circuits-induction)
+              text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss circuits-trained)
   string(REPLACE "-" "_" name ${study})
   add_test(NAME docs.study_${name}_tables COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.py --check)
   set_tests_properties(docs.study_${name}_tables PROPERTIES PASS_REGULAR_EXPRESSION "agree with runs.csv"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Measures study 17 (docs/studies/circuits-trained.md): the causal tools against the role probes.
 
-  docs/studies/circuits-induction/measure.py RUNS RECALL_RUNS [--headlab build/release/apps/headlab]
+  docs/studies/circuits-trained/measure.py RUNS RECALL_RUNS [--headlab build/release/apps/headlab]
 
-RUNS: `headlab study run docs/studies/circuits-induction/recipe.ini --runs RUNS` (the induction models,
+RUNS: `headlab study run docs/studies/circuits-trained/recipe.ini --runs RUNS` (the induction models,
 RUNS/runs/2-layer-seed<k>). RECALL_RUNS: study 5's runs (`headlab study run
 docs/studies/head-count-recall/recipe.ini --runs RECALL_RUNS`), of which cell compute-h4 is read.
 Writes runs.csv (one row per induction run: the recipe's metrics from its summary.json), heads.csv

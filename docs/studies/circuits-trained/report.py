@@ -2,10 +2,10 @@
 """From runs.csv, heads.csv and recall.csv (measure.py): summary.csv, comparisons.csv (none declared:
 the header), the chart, the page's tables and the verdict against recipe.ini's criteria (A1, A2, A3, B).
 
-  /usr/bin/python3 docs/studies/circuits-induction/report.py [--check]
+  /usr/bin/python3 docs/studies/circuits-trained/report.py [--check]
 
 --check writes nothing and exits 1 naming each output that differs (ctest
-docs.study_circuits_induction_tables). SciPy (python3-scipy) for the intervals.
+docs.study_circuits_trained_tables). SciPy (python3-scipy) for the intervals.
 """
 import csv
 import os
