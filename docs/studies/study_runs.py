@@ -52,3 +52,21 @@ def heads_rows(headlab, checkpoint, out, flags=()):
                    capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
     with open(os.path.join(out, "heads.csv")) as f:
         return list(csv.DictReader(f))
+
+
+def measure_args(default_out):
+    """The command line every measure.py takes: RUNS [--headlab H] [--out DIR]; returns (args, commit),
+    commit being the binary's that trained (RUNS/commit.txt)."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs")
+    ap.add_argument("--headlab", default="build/release/apps/headlab")
+    ap.add_argument("--out", default=default_out)
+    a = ap.parse_args()
+    with open(os.path.join(a.runs, "commit.txt")) as f:
+        return a, f.read().strip()
+
+
+def number(text):
+    """A CSV field as a float; "" or "nan" (an ungated model's gate) as NaN."""
+    return float(text) if text not in ("", "nan") else float("nan")

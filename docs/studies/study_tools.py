@@ -74,20 +74,27 @@ def csv_text(rows):
     return out.getvalue()
 
 
+def svg_axes(title, y_label, lo, hi, tick, y, x_from, x_to, width, height, top, bottom):
+    """The opening of a chart: the title, horizontal grid lines with their labels from lo to hi every
+    tick (y maps a value to its pixel), and the rotated y label; the caller appends and closes."""
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{html.escape(title)}</text>']
+    t = lo
+    while t <= hi + 1e-9:
+        out.append(f'<line x1="{x_from}" x2="{x_to}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>'
+                   f'<text x="{x_from - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+        t += tick
+    mid = (top + height - bottom) / 2
+    out.append(f'<text x="16" y="{mid}" transform="rotate(-90 16 {mid})" text-anchor="middle">{html.escape(y_label)}</text>')
+    return out
+
+
 def strip_chart(title, y_label, cells, lo, hi, tick, footer, width=760, height=360):
     """cells: [(label, sublabel, colour, values)]; every value a dot, the mean a bar, its 95% CI a line."""
     left, top, bottom = 70, 40, 70
     y = lambda v: top + (hi - v) / (hi - lo) * (height - top - bottom)
     step = (width - left - 20) / len(cells)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{html.escape(title)}</text>']
-    t = lo
-    while t <= hi + 1e-9:
-        out.append(f'<line x1="{left}" x2="{width - 20}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
-        t += tick
-    mid = (top + height - bottom) / 2
-    out.append(f'<text x="16" y="{mid}" transform="rotate(-90 16 {mid})" text-anchor="middle">{html.escape(y_label)}</text>')
+    out = svg_axes(title, y_label, lo, hi, tick, y, left, width - 20, width, height, top, bottom)
     for k, (label, sublabel, colour, values) in enumerate(cells):
         xs = left + step * (k + 0.5)
         if not values:
@@ -123,17 +130,11 @@ def log_x_chart(title, y_label, series, lo, hi, tick, footer, width=760, height=
     x0, x1 = lx(xs[0]), lx(xs[-1])
     px = lambda x: left + (lx(x) - x0) / (x1 - x0) * (width - left - right)
     py = lambda v: top + (hi - min(max(v, lo), hi)) / (hi - lo) * (height - top - bottom)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{html.escape(title)}</text>']
-    t = lo
-    while t <= hi + 1e-9:
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
-        t += tick
+    out = svg_axes(title, y_label, lo, hi, tick, py, left, width - right, width, height, top, bottom)
+    label = out.pop()  # the y label after the x ticks, as this chart always drew them
     for x in xs:
         out.append(f'<text x="{px(x):.1f}" y="{height - bottom + 16}" text-anchor="middle">{x:g}</text>')
-    mid = (top + height - bottom) / 2
-    out.append(f'<text x="16" y="{mid}" transform="rotate(-90 16 {mid})" text-anchor="middle">{html.escape(y_label)}</text>')
+    out.append(label)
     for k, (label, colour, points) in enumerate(series):
         shift = (k - (len(series) - 1) / 2) * 5
         means = []
@@ -147,6 +148,35 @@ def log_x_chart(title, y_label, series, lo, hi, tick, footer, width=760, height=
         out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
                    + " ".join(f"{a:.1f},{b:.1f}" for a, b in means) + '"/>')
         out.append(f'<text x="{width - right + 8}" y="{top + 16 * (k + 1)}" fill="{colour}">{html.escape(label)}</text>')
+    out.append(f'<text x="{left}" y="{height - 12}" fill="#555">{html.escape(footer)}</text></svg>')
+    return "\n".join(out) + "\n"
+
+
+def curves_chart(title, y_label, steps, key, lo, hi, tick, footer, width=760, height=380):
+    """Every pruning curve of every run: random orders as thin grey lines, the importance order of
+    each seed as a coloured line; key is "loss" or "bleu"; x is the fraction of heads pruned."""
+    left, top, bottom, right = 70, 40, 60, 150
+    px = lambda f: left + f * (width - left - right)
+    py = lambda v: top + (hi - min(max(v, lo), hi)) / (hi - lo) * (height - top - bottom)
+    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    out = svg_axes(title, y_label, lo, hi, tick, py, left, width - right, width, height, top, bottom)
+    for f in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<text x="{px(f):.1f}" y="{height - bottom + 16}" text-anchor="middle">{f:.0%}</text>')
+    out.append(f'<text x="{(left + width - right) / 2}" y="{height - bottom + 32}" text-anchor="middle">heads pruned</text>')
+    lines = {}
+    for s in steps:
+        lines.setdefault((s["seed"], s["order"]), []).append((float(s["fraction"]), float(s[key])))
+    seeds = sorted({seed for seed, _ in lines}, key=int)
+    for (seed, order), pts in lines.items():  # random orders first, underneath
+        if order != "importance":
+            out.append('<polyline fill="none" stroke="#999" stroke-opacity="0.35" stroke-width="1" points="'
+                       + " ".join(f"{px(f):.1f},{py(v):.1f}" for f, v in pts) + '"/>')
+    for k, seed in enumerate(seeds):
+        colour = colours[k % len(colours)]
+        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+                   + " ".join(f"{px(f):.1f},{py(v):.1f}" for f, v in lines[(seed, "importance")]) + '"/>')
+        out.append(f'<text x="{width - right + 8}" y="{top + 16 * (k + 1)}" fill="{colour}">importance, seed {seed}</text>')
+    out.append(f'<text x="{width - right + 8}" y="{top + 16 * (len(seeds) + 1)}" fill="#777">random orders</text>')
     out.append(f'<text x="{left}" y="{height - 12}" fill="#555">{html.escape(footer)}</text></svg>')
     return "\n".join(out) + "\n"
 

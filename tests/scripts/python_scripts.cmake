@@ -68,7 +68,8 @@ set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all
 # (docs/studies/<study>/report.py --check, Debian's python3-scipy: setup.sh --with-scipy; skipped
 # without it, a failure in CI where HEADLAB_REQUIRE_SCIPY=1). Test docs.study_<study>_tables.
 foreach(study head-count-grammar head-count-recall induction-heads induction-phase-change induction-sink
-              text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss circuits-trained)
+              text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss circuits-trained
+              gate-lr-sweep pruning pruning-full-corpus)
   string(REPLACE "-" "_" name ${study})
   add_test(NAME docs.study_${name}_tables COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.py --check)
   set_tests_properties(docs.study_${name}_tables PROPERTIES PASS_REGULAR_EXPRESSION "agree with runs.csv"
@@ -106,9 +107,11 @@ add_test(NAME docs.study_head_count_full_corpus_recheck
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/recheck.py --check)
 set_tests_properties(docs.study_head_count_full_corpus_recheck PROPERTIES
                      PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-# Study 12's page shows `headlab study report`'s report.md: the block must equal it.
-add_test(NAME docs.study_kv_sharing_recall_block
-         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
-                 ${PROJECT_SOURCE_DIR}/docs/studies/kv-sharing-recall.md
-                 ${PROJECT_SOURCE_DIR}/docs/studies/kv-sharing-recall/report.md)
-set_tests_properties(docs.study_kv_sharing_recall_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
+# Studies 2, 3, 6 and 12 show `headlab study report`'s report.md: the page's block must equal it.
+foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count)
+  string(REPLACE "-" "_" name ${study})
+  add_test(NAME docs.study_${name}_block
+           COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
+                   ${PROJECT_SOURCE_DIR}/docs/studies/${study}.md ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.md)
+  set_tests_properties(docs.study_${name}_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
+endforeach()
