@@ -153,6 +153,8 @@ scipy)
   for study in docs/studies/*/; do
     [ -f "$study/recipe.ini" ] || continue
     name=$(basename "$study")
+    # a recipe written before its runs (its page says so) has no runs.csv yet
+    [ -f "$study/runs.csv" ] || { echo "scipy $name: not run yet"; continue; }
     "$hl" study report "$study/recipe.ini" --from-csv "$study/runs.csv" --out "$work/$name" > /dev/null \
       || fail "report of $study"
     python3 tests/docs/check_study_statistics.py "$study" "$work/$name" || fail "$name: the statistics differ"
