@@ -61,9 +61,10 @@ def main():
                    {"comparison": "importance vs 20 random orders: kept heads", "metric": "kept",
                     "importance": imp[0], "random_median": statistics.median(r[0] for r in rnd),
                     "p_rank": round(kept_p, 6), "verdict": verdict}]
-    lines += [f"The model: validation loss {float(run['valid_loss']):.3f}, greedy validation BLEU "
-              f"{float(run['full_bleu']):.2f} over 1 275 sentences (last step's weights), test BLEU "
-              f"{float(run['test_bleu']):.2f} (greedy, 1 299 sentences, best-validation weights), "
+    lines += [f"The model, as `prune` reads it (the last step's weights): validation loss "
+              f"{per_order['importance'][0][2]:.3f}, greedy validation BLEU {float(run['full_bleu']):.2f} over 1 275 "
+              f"sentences; at the best step {float(run['valid_loss']):.3f} and test BLEU "
+              f"{float(run['test_bleu']):.2f} (greedy, 1 299 sentences), "
               f"{run['steps']} steps, {float(run['train_seconds']) / 60:.1f} min of training on {run['cpu']}.", "",
               "| quantity | importance order | 20 random orders: mean ± sd [95% CI] | median | random orders at least "
               "as good | p (rank) |", "|---|---|---|---|---|---|"]
