@@ -66,7 +66,8 @@ def measure(headlab, runs, cells, orders, commit):
             n = len(rnd)
             row = {"cell": cell, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
                    "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
-                   "valid_loss": round(s["valid_loss"], 6), "full_bleu": c["importance"][0][3],
+                   "valid_loss": round(s["valid_loss"], 6), "valid_bleu": round(s["valid_bleu"], 6),
+                   "full_bleu": c["importance"][0][3],
                    "test_bleu": s.get("test_bleu_greedy") if s.get("test_bleu_greedy") is not None else "",
                    "heads": c["importance"][-1][0], "random_orders": n,
                    "kept_importance": imp[0], "kept_random": round(sum(r[0] for r in rnd) / n, 6),

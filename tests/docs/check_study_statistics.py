@@ -47,9 +47,13 @@ def main():
                 problems.append(f"{r['cell']} {r['metric']} {key}: {r[key]} here, {t[key]} from SciPy")
         if int(r["n"]) != int(t["n"]):
             problems.append(f"{r['cell']} {r['metric']} n: {r['n']} here, {t['n']} from SciPy")
-    theirs = {r["comparison"]: r for r in rows(os.path.join(study, "comparisons.csv"))}
+    committed = rows(os.path.join(study, "comparisons.csv"))
+    # one comparison may be made on several metrics (A vs B on loss, A vs B on sink mass): match the
+    # pair where the committed file names the same metric, else the comparison's name alone
+    by_pair = {(r["comparison"], r.get("metric")): r for r in committed}
+    theirs = {r["comparison"]: r for r in committed}
     for r in rows(os.path.join(report, "comparisons.csv")):
-        t = theirs.get(r["comparison"])
+        t = by_pair.get((r["comparison"], r["metric"]), theirs.get(r["comparison"]))
         if t is None:
             problems.append(f"comparison {r['comparison']}: not in {study}/comparisons.csv")
             continue

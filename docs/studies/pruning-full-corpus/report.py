@@ -39,6 +39,9 @@ def main():
     imp = order_numbers(per_order["importance"])
     rnd = [order_numbers(c) for o, c in per_order.items() if o.startswith("random")]
     summary, lines = [], []
+    for metric in ("valid_loss", "valid_bleu", "test_bleu"):  # the recipe's metrics: one run, no interval
+        summary.append({"cell": "model", "metric": metric, "n": 1, "mean": float(run[metric]), "sd": "",
+                        "ci95_low": "", "ci95_high": ""})
     for k, name in enumerate(("kept", "loss_half", "bleu_half")):
         n, mean, sd, lo, hi = t_interval([r[k] for r in rnd])
         summary.append({"cell": "random orders", "metric": name, "n": n, "mean": round(mean, 6), "sd": round(sd, 6),

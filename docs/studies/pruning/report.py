@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 from study_tools import csv_text, curves_chart, fmt, holm, paired, replace_block, t_interval, write_or_check  # noqa: E402
 
 PAGE = os.path.join(HERE, "..", "pruning.md")
-METRICS = ["valid_loss", "full_bleu", "kept_importance", "kept_random", "loss_half_importance", "loss_half_random",
+METRICS = ["valid_loss", "valid_bleu", "full_bleu", "kept_importance", "kept_random", "loss_half_importance", "loss_half_random",
            "bleu_half_importance", "bleu_half_random"]
 # (metric, importance column, random column, confirm side: +1 importance should be larger, -1 smaller, refute within)
 COMPARISONS = [("kept heads", "kept_importance", "kept_random", +1, None),
