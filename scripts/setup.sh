@@ -57,6 +57,12 @@ fi
 echo "setup: installing ${missing[*]}"
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+# an install killed half-way (e.g. an interrupted earlier run) leaves dpkg needing
+# "dpkg --configure -a"; apt-get refuses everything until it is done
+if [[ -n "$($SUDO dpkg --audit 2>/dev/null)" ]]; then
+  echo "setup: finishing an interrupted dpkg run (dpkg --configure -a)"
+  DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a
+fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 browser_modules
