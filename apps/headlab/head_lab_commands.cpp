@@ -3,6 +3,7 @@
 // The measurements live in headlab/lab/heads.hpp; this file reads flags, writes files.
 #include "checkpoint_name.hpp"
 #include "head_lab_commands.hpp"
+#include "recall_keys_report.hpp"
 #include "token_ids.hpp"
 #include "number_text.hpp"
 
@@ -45,7 +46,9 @@ const std::vector<std::string> kHeadsFiles = {"heads.csv",
                                               "heatmap_sink_mass.svg",
                                               "heatmap_previous_token.svg",
                                               "heatmap_induction.svg",
-                                              "heatmap_gate_mean.svg"};
+                                              "heatmap_gate_mean.svg",
+                                              "recall_keys.csv",
+                                              "recall_share.csv"};
 const std::vector<std::string> kPruneFiles = {"importance.csv", "importance.svg", "prune.csv",    "prune.md",
                                               "prune.svg",      "prune_loss.svg", "survivors.csv", "survivors.md"};
 
@@ -318,6 +321,10 @@ int run_heads(const HeadsOptions& o) {
                      probe.sequences.shape()[1], o.max_memory, "heads");
   const MapInput input = attention_input(m, o, probe);  // a bad --input leaves the directory alone
   const std::vector<HeadRoles> rows = head_roles(m, probe, sink_queries);  // an empty --sink-queries range too
+  // recall models: also where each head looks among the keys of held-out queries (the run's own)
+  const std::vector<RecallKeyMass> recall_rows =
+      m.options.task == Task::recall ? recall_key_mass(m, held_out_recall_sequences(m.options, o.probe_sequences))
+                                     : std::vector<RecallKeyMass>{};
   const RunDir out(output_path(o.out, o.checkpoint, "heads"), output_spec("heads", kHeadsFiles, o.overwrite));
   const fs::path& dir = out.path();
   std::vector<AttentionSite> sites = attention_sites(m);
@@ -406,8 +413,10 @@ int run_heads(const HeadsOptions& o) {
                       site_heatmap(sites, values, score.title, score.vmax, score.scale), "heads");
   }
   write_attention_maps(m, o, input, rows, dir / "attention_maps.svg");
-  std::cout << "wrote " << (dir / "heads.csv").string() << ", attention_maps.svg and heatmap_*.svg in " << dir.string()
-            << "\n";
+  report_recall_keys(recall_rows, dir);
+  std::cout << "wrote " << (dir / "heads.csv").string() << ", attention_maps.svg"
+            << (recall_rows.empty() ? "" : ", recall_keys.csv, recall_share.csv") << " and heatmap_*.svg in "
+            << dir.string() << "\n";
   return 0;
 }
 

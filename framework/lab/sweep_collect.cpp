@@ -9,6 +9,7 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/core/user_input.hpp"
 #include "headlab/train/config_file.hpp"
+#include "headlab/train/options.hpp"
 #include "sweep_text.hpp"
 
 namespace headlab {
@@ -64,9 +65,22 @@ std::map<std::string, std::string> config_entries(const std::vector<ConfigEntry>
 std::string config_difference(const std::string& planned_text, const fs::path& config_path) {
   const auto planned = config_entries(parse_config_text(planned_text, "the planned run's config"));
   const auto found = config_entries(read_config_file(config_path.string()));
+  // A key the run's config.ini lacks is an option added after that run was trained: the run did what
+  // the option's default does (an option is added with the old behaviour as its default), so it
+  // matches when the planned value is that default for the planned task.
+  std::map<std::string, std::string> defaults;
+  if (const auto task = planned.find("task"); task != planned.end()) {
+    try {
+      defaults = config_entries(
+          parse_config_text(TrainOptions::defaults_for(parse_task(task->second)).to_config_ini(), "the defaults"));
+    } catch (const ValueError&) {  // not a task of this build: no defaults, every missing key differs
+    }
+  }
   std::vector<std::string> differences;
   for (const auto& [key, value] : planned) {
     const auto it = found.find(key);
+    const auto by_default = defaults.find(key);
+    if (it == found.end() && by_default != defaults.end() && by_default->second == value) continue;
     if (it == found.end())
       differences.push_back(key + " missing there, " + key + "=" + shown(value) + " in this sweep");
     else if (it->second != value)

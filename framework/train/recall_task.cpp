@@ -23,6 +23,16 @@ std::size_t power(std::size_t base, std::size_t exponent) {
   for (std::size_t i = 0; i < exponent; ++i) p *= base;
   return p;
 }
+
+// The `count` base-`base` digits of index, the first most significant.
+std::vector<std::size_t> digits_of(std::size_t index, std::size_t base, std::size_t count) {
+  std::vector<std::size_t> out(count);
+  for (std::size_t i = count; i-- > 0;) {
+    out[i] = index % base;
+    index /= base;
+  }
+  return out;
+}
 }  // namespace
 
 std::size_t RecallLayout::query_count() const { return power(keys, relations); }
@@ -48,13 +58,23 @@ std::int64_t RecallLayout::answer_token(const std::vector<std::size_t>& answer) 
 std::vector<std::size_t> RecallLayout::answer_values(std::int64_t id) const {
   const std::int64_t first = std::int64_t(2 + keys * values + query_count());
   if (id < first || id >= std::int64_t(vocab())) return {};
-  std::size_t index = std::size_t(id - first);
-  std::vector<std::size_t> out(relations);
-  for (std::size_t i = relations; i-- > 0;) {
-    out[i] = index % values;
-    index /= values;
-  }
-  return out;
+  return digits_of(std::size_t(id - first), values, relations);
+}
+
+std::vector<std::size_t> RecallLayout::query_keys(std::int64_t id) const {
+  const std::int64_t first = std::int64_t(2 + keys * values);
+  if (id < first || id >= first + std::int64_t(query_count())) return {};
+  return digits_of(std::size_t(id - first), keys, relations);
+}
+
+std::ptrdiff_t RecallLayout::pair_key(std::int64_t id) const {
+  if (id < 2 || id >= std::int64_t(2 + keys * values)) return -1;
+  return std::ptrdiff_t(std::size_t(id - 2) / values);
+}
+
+std::int64_t RecallLayout::answer_for(std::vector<std::size_t> named_values) const {
+  if (unordered_answer) std::sort(named_values.begin(), named_values.end());
+  return answer_token(named_values);
 }
 
 std::string RecallLayout::token_text(std::int64_t id) const {
@@ -99,7 +119,9 @@ void validate_recall_sizes(std::size_t keys, std::size_t values, std::size_t rel
                          std::to_string(kMaxRecallVocab));
 }
 
-RecallLayout recall_layout(const TrainOptions& o) { return RecallLayout{o.keys, o.values, o.relations}; }
+RecallLayout recall_layout(const TrainOptions& o) {
+  return RecallLayout{o.keys, o.values, o.relations, o.unordered_answer};
+}
 
 RecallBatch recall_batch(Generator& gen, const RecallLayout& layout, std::size_t batch, std::size_t pairs) {
   validate_recall_sizes(layout.keys, layout.values, layout.relations, pairs);
@@ -128,7 +150,7 @@ RecallBatch recall_batch(Generator& gen, const RecallLayout& layout, std::size_t
         answer[j] = value_of[named[j]];
       }
       out.sequences(b, 1 + pairs + i) = layout.query_token(named);
-      out.targets(b, 1 + pairs + i) = layout.answer_token(answer);
+      out.targets(b, 1 + pairs + i) = layout.answer_for(answer);
     }
   }
   return out;
@@ -182,7 +204,7 @@ class RecallTask : public detail::TrainingTask {
         held_out_(held_out_recall_sequences(o, o.eval_sequences)) {
     detail::xavier_matrices(model_, init_rng);
     log << "recall task: " << o.length << " pairs of " << o.keys << " keys x " << o.values << " values, queries of "
-        << o.relations << " keys (vocab " << layout_.vocab() << ", sequences of " << 2 * o.length + 1
+        << o.relations << " keys" << (o.unordered_answer ? ", answered sorted" : "") << " (vocab " << layout_.vocab() << ", sequences of " << 2 * o.length + 1
         << "), decoder-only d_model " << o.d_model << ", heads " << o.heads << ", " << o.layers << " layers"
         << (o.attention_only ? " (attention only)" : "") << ", " << model_.parameter_count() << " parameters, batch "
         << o.batch << ", seed " << o.seed << "\n";

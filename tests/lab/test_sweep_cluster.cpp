@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "headlab/lab/sweep.hpp"
 #include "headlab/lab/sweep_collect.hpp"
+#include "headlab/train/options.hpp"
 #include "sweep_test_files.hpp"
 #include "test_support.hpp"
 
@@ -216,4 +218,25 @@ TEST_CASE("sweep cluster: collecting refuses runs of another grid, with other fl
   CHECK(contains(refusal({dir.path / "nowhere"}), "--collect '" + (dir.path / "nowhere").string() + "': no such directory"));
   CHECK(contains(refusal({dir.path / "a", dir.path / "a" / "."}), "is given twice"));
   CHECK(contains(refusal({}), "give the directories"));
+}
+
+TEST_CASE("sweep collect: a key a run's config.ini lacks matches only when the planned value is its default") {
+  // A run trained before `unordered-answer` existed has no such line; it did what the default does.
+  TempDir dir("config_difference");
+  TrainOptions planned = TrainOptions::defaults_for(Task::recall);
+  std::string old_text;  // the planned config.ini without its unordered-answer line
+  {
+    std::istringstream in(planned.to_config_ini());
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("unordered-answer=", 0) != 0) old_text += line + "\n";
+  }
+  REQUIRE(old_text.size() < planned.to_config_ini().size());
+  write_file(dir.path / "config.ini", old_text);
+  CHECK(config_difference(planned.to_config_ini(), dir.path / "config.ini").empty());
+  planned.unordered_answer = true;  // not what the old run did: a difference, named
+  CHECK(contains(config_difference(planned.to_config_ini(), dir.path / "config.ini"),
+                 "unordered-answer missing there, unordered-answer=true in this sweep"));
+  planned.unordered_answer = false;
+  planned.steps += 1;  // a key the file holds is still compared
+  CHECK(contains(config_difference(planned.to_config_ini(), dir.path / "config.ini"), "steps="));
 }

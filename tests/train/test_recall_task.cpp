@@ -204,3 +204,48 @@ TEST_CASE("recall task: two heads learn the tiny task, and the summary and the r
   REQUIRE(resumed.losses.size() == 8);
   for (std::size_t i = 0; i < 8; ++i) CHECK(resumed.losses[i] == whole.losses[i]);  // bit for bit
 }
+
+TEST_CASE("recall unordered: the same sequences as the ordered form, each answer the values sorted") {
+  const RecallLayout ordered{16, 8, 2}, unordered{16, 8, 2, true};
+  Generator a(11), b(11);
+  const RecallBatch x = recall_batch(a, ordered, 32, 6), y = recall_batch(b, unordered, 32, 6);
+  CHECK(x.sequences == y.sequences);  // the same draws: a paired comparison of the two forms
+  std::size_t swapped = 0;
+  for (std::size_t i = 0; i < 32; ++i)
+    for (std::size_t t = 7; t < 13; ++t) {
+      const std::vector<std::size_t> in_order = ordered.answer_values(x.targets(i, t)),
+                                      sorted = unordered.answer_values(y.targets(i, t));
+      REQUIRE(in_order.size() == 2);
+      CHECK(sorted == std::vector<std::size_t>{std::min(in_order[0], in_order[1]), std::max(in_order[0], in_order[1])});
+      swapped += in_order != sorted;
+    }
+  CHECK(swapped > 40);  // about half of the 192 answers are out of order (and equal values stay)
+  CHECK(unordered.answer_for({5, 2}) == unordered.answer_token({2, 5}));
+  CHECK(ordered.answer_for({5, 2}) == ordered.answer_token({5, 2}));
+}
+
+TEST_CASE("recall layout: query_keys and pair_key read back what query_token and pair_token wrote") {
+  const RecallLayout layout{5, 3, 2};
+  for (std::size_t a = 0; a < 5; ++a) {
+    for (std::size_t b = 0; b < 5; ++b) CHECK(layout.query_keys(layout.query_token({a, b})) == std::vector<std::size_t>{a, b});
+    for (std::size_t v = 0; v < 3; ++v) CHECK(layout.pair_key(layout.pair_token(a, v)) == std::ptrdiff_t(a));
+  }
+  CHECK(layout.query_keys(layout.pair_token(1, 1)).empty());
+  CHECK(layout.query_keys(layout.answer_token({0, 0})).empty());
+  CHECK(layout.pair_key(layout.query_token({0, 1})) == -1);
+  CHECK(layout.pair_key(1) == -1);  // <s>
+}
+
+TEST_CASE("recall unordered: a small model learns the sorted answers, and the option travels with the checkpoint") {
+  TempDir dir("recall_unordered");
+  TrainOptions o = tiny_recall_run(300);
+  o.unordered_answer = true;
+  o.run_dir = dir.path.string();
+  std::ostringstream log;
+  const TrainResult r = train(o, log);
+  CHECK(log.str().find("answered sorted") != std::string::npos);
+  CHECK(r.answer_accuracy > 0.95);
+  LoadedModel m = load_trained_model((dir.path / "checkpoint.safetensors").string());
+  CHECK(m.options.unordered_answer);
+  CHECK(recall_layout(m.options).unordered_answer);
+}

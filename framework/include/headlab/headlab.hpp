@@ -44,5 +44,6 @@
 #include "headlab/lab/explorer.hpp"
 #include "headlab/lab/heads.hpp"
 #include "headlab/lab/head_survival.hpp"
+#include "headlab/lab/recall_keys.hpp"
 #include "headlab/lab/study.hpp"
 #include "headlab/lab/sweep.hpp"

@@ -50,7 +50,9 @@ CollectedRuns collect_sweep_runs(const SweepPlan& plan, const std::vector<std::f
 
 // "" when the config.ini at `config_path` holds the options of `planned_text` (a config.ini text),
 // else what differs: "steps=60 there, steps=30 in this sweep; heads=4 there, heads=2 in this sweep"
-// (at most three named). ValueError / IOError from reading the file.
+// (at most three named). A key the file lacks matches when the planned value is that option's
+// default for the planned task (an option added after the run was trained, at its old behaviour).
+// ValueError / IOError from reading the file.
 std::string config_difference(const std::string& planned_text, const std::filesystem::path& config_path);
 
 }  // namespace headlab

@@ -69,6 +69,8 @@ class OptionError : public ValueError {
     "recall: the values a key can hold")                                                                              \
   X(std::size_t, relations, "relations", 2, 2, 2, 2, 2, true, kRecall,                                                \
     "recall: the keys each query names; its answer is their values, in order (one token of values^relations)")       \
+  X(bool, unordered_answer, "unordered-answer", false, false, false, false, false, true, kRecall,                         \
+    "recall: the answer is the named keys' values sorted (ascending), not in the query's order: one averaged read of the keys suffices") \
   X(std::string, train_file, "train", "", "", "", "", "", true, kTranslate,                                               \
     "training corpus, source<TAB>target per line")                                                                    \
   X(std::string, valid_file, "valid", "", "", "", "", "", true, kTranslate | kLm,                                         \

@@ -9,7 +9,9 @@
 //   a pair (k, v) is one token, so one position holds the binding;
 // - a query q names r = --relations distinct keys of the sequence, in order, as one token;
 // - its answer is the values of those keys, in the same order, as one token of V^r (the target at
-//   the query's own position; nothing else is a target).
+//   the query's own position; nothing else is a target);
+// - with --unordered-answer the answer is the same values sorted ascending, (v_a, v_b) and (v_b,
+//   v_a) both answered min, max: the same sequences (the same draws), only the target differs.
 //
 // What one head has to do (r = 2). The layer's output at a query is x_q + sum_j p_j W_OV x_j: one
 // softmax mixes the value vectors of the positions it looks at. To answer (v_a, v_b) it must look
@@ -22,7 +24,9 @@
 // head 2 the same for key b. The other wall is rank (Bhojanapalli et al. 2020): a head's scores
 // q.k live in d_k = D / h dimensions; at d_k = 1 a head's weights are monotone in a scalar key, so
 // it can only single out the key with the largest or smallest projection, never an arbitrary one.
-// docs/studies/head-count-recall.md measures both walls.
+// docs/studies/head-count-recall.md measures both walls. The unordered form needs no order: one
+// head that weights both keys equally sees the sum of their value vectors, which names the pair of
+// values up to order; docs/studies/recall-averaging.md compares the two forms.
 //
 // One step:  logits = model(seq)                       (B, 2n+1, vocab), causal
 //            loss = cross_entropy(logits, answers)      targets -100 except at the n queries
@@ -46,6 +50,7 @@ struct TrainResult;
 // of r keys; only tuples of distinct keys occur), V^r answer tokens.
 struct RecallLayout {
   std::size_t keys = 16, values = 8, relations = 2;
+  bool unordered_answer = false;  // answers are the values sorted ascending
 
   std::size_t query_count() const;   // K^r
   std::size_t answer_count() const;  // V^r
@@ -55,6 +60,12 @@ struct RecallLayout {
   std::int64_t answer_token(const std::vector<std::size_t>& values) const;  // r values, first most significant
   // The r values an answer token stands for; empty when `id` is not an answer token.
   std::vector<std::size_t> answer_values(std::int64_t id) const;
+  // The r keys a query token names, in order; empty when `id` is not a query token.
+  std::vector<std::size_t> query_keys(std::int64_t id) const;
+  // The key of a pair token; -1 when `id` is not a pair token.
+  std::ptrdiff_t pair_key(std::int64_t id) const;
+  // The answer to the named values: them (ordered) or them sorted (unordered_answer).
+  std::int64_t answer_for(std::vector<std::size_t> values) const;
   // A token as a reader sees it: "k3=v5" (a pair), "?k3,k7" (a query), "=v5,v1" (an answer),
   // "<pad>", "<s>"; "#id" outside the vocabulary.
   std::string token_text(std::int64_t id) const;
