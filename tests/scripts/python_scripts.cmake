@@ -69,7 +69,7 @@ set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all
 # without it, a failure in CI where HEADLAB_REQUIRE_SCIPY=1). Test docs.study_<study>_tables.
 foreach(study head-count-grammar head-count-recall induction-heads induction-phase-change induction-sink
               text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss circuits-trained
-              gate-lr-sweep pruning pruning-full-corpus)
+              gate-lr-sweep pruning pruning-full-corpus recall-averaging)
   string(REPLACE "-" "_" name ${study})
   add_test(NAME docs.study_${name}_tables COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.py --check)
   set_tests_properties(docs.study_${name}_tables PROPERTIES PASS_REGULAR_EXPRESSION "agree with runs.csv"
@@ -104,11 +104,12 @@ if(HEADLAB_BUILD_BENCH)
   set_tests_properties(docs.study_free_lunch_quick PROPERTIES PASS_REGULAR_EXPRESSION "stats.csv: 2 runs")
 endif()
 add_test(NAME docs.study_head_count_full_corpus_recheck
-         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/recheck.py --check)
+         COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/first-run/recheck.py --check)
 set_tests_properties(docs.study_head_count_full_corpus_recheck PROPERTIES
                      PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-# Studies 2, 3, 6 and 12 show `headlab study report`'s report.md: the page's block must equal it.
-foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count)
+# Studies 2, 3, 6, 8, 12, 18 and 19 show `headlab study report`'s report.md: the page's block must equal it.
+foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count recall-averaging head-count-full-corpus
+              low-rank-wall)
   string(REPLACE "-" "_" name ${study})
   add_test(NAME docs.study_${name}_block
            COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py

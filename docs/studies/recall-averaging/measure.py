@@ -9,7 +9,8 @@ of summary.json (512 held-out sequences), and `headlab heads --probe-sequences 2
 (the run's held-out sequences, 2048 queries): per head mass_a and mass_b, the weight on the query's
 first and second key (recall_keys.csv), and the histogram of p_a / (p_a + p_b) (recall_share.csv).
 Per run: key_split = 1 when one head has mass_a >= 0.8 and another mass_b >= 0.8; share_mid = the
-share of queries in [0.4, 0.6) of the h = 1 head (empty for h > 1). Stdlib only.
+share of queries in [0.4, 0.6) of the h = 1 head (for h > 1 pooled over the heads' queries: the
+recipe defines it for h = 1, and every run needs a value for `study report`). Stdlib only.
 """
 import csv
 import json
@@ -58,11 +59,10 @@ def main():
                     with open(os.path.join(d, "summary.json")) as f:
                         s = json.load(f)
                     keys, share = recall_keys(a.headlab, d)
-                    mid = ""
+                    total = sum(int(r["queries"]) for r in share)
+                    inside = sum(int(r["queries"]) for r in share if 0.4 <= float(r["bin_low"]) < 0.6 - 1e-9)
+                    mid = round(inside / total, 6)
                     if h == 1:
-                        total = sum(int(r["queries"]) for r in share)
-                        inside = sum(int(r["queries"]) for r in share if 0.4 <= float(r["bin_low"]) < 0.6 - 1e-9)
-                        mid = round(inside / total, 6) if total else ""
                         for r in share:
                             shares.append({"cell": cell, "seed": seed, "bin_low": r["bin_low"],
                                            "bin_high": r["bin_high"], "queries": r["queries"]})

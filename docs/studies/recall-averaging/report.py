@@ -8,7 +8,8 @@ docs.study_recall_averaging_block).
 
 Blocks: "share", the single head's p_a / (p_a + p_b) over all its queries (5 seeds pooled), in five
 bands, per form and V; "split", per cell of h >= 2 and seed, the largest mass any head puts on key a
-and on key b, and whether two different heads read them (>= 0.8 each). --check writes nothing and
+and on key b, the heads' mean focus (weight on the key each prefers, query by query) and whether two
+different heads read key a and key b (>= 0.8 each). --check writes nothing and
 exits 1 naming each output that differs (ctest docs.study_recall_averaging_tables).
 """
 import csv
@@ -42,8 +43,8 @@ def main():
             counts[next(i for i, b in enumerate(BANDS) if b[0] <= mid < b[1])] += int(r["queries"])
         total = sum(counts)
         lines.append(f"| {cell} | {total} | " + " | ".join(f"{c / total:.2f}" for c in counts) + " |")
-    split = ["| cell | seed | accuracy | heads on key a (>= 0.8) | heads on key b (>= 0.8) | largest mass_a | largest mass_b | split |",
-             "|---|---|---|---|---|---|---|---|"]
+    split = ["| cell | seed | accuracy | heads on key a (>= 0.8) | heads on key b (>= 0.8) | largest mass_a | largest mass_b | mean focus | split |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for cell in dict.fromkeys(r["cell"] for r in heads):
         if "-h1-" in cell:
             continue
@@ -54,7 +55,8 @@ def main():
             splits = any(x != y for x in on_a for y in on_b)
             split.append(f"| {cell} | {seed} | {accuracy[(cell, seed)]:.3f} | {', '.join(on_a) or '-'} | "
                          f"{', '.join(on_b) or '-'} | {max(float(r['mass_a']) for r in mine):.2f} | "
-                         f"{max(float(r['mass_b']) for r in mine):.2f} | {'yes' if splits else 'no'} |")
+                         f"{max(float(r['mass_b']) for r in mine):.2f} | "
+                         f"{sum(float(r['focus']) for r in mine) / len(mine):.2f} | {'yes' if splits else 'no'} |")
     page = replace_block(replace_block(open(PAGE).read(), lines, "share"), split, "split")
     write_or_check({PAGE: page}, "recall-averaging.md")
 
