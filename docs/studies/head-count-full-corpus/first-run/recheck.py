@@ -1,15 +1,15 @@
 #!/usr/bin/python3
 """Study 8 rechecked: Welch tests with Holm's correction on the numbers the page reports.
 
-  /usr/bin/python3 docs/studies/head-count-full-corpus/recheck.py [--check]
+  /usr/bin/python3 docs/studies/head-count-full-corpus/first-run/recheck.py [--check]
 
-Study 8 predates the recipes: its run directories are gone, so there is no runs.csv. What is left
+Study 8's first run (2026-12-02) predates the recipes: its run directories are gone, so there is no runs.csv. What is left
 is the page's own table: cells.csv transcribes its mean ± sd (n = 3, rounded as printed) and
 seeds_3000.csv the per-seed BLEU it lists for the 3000-step runs. The six comparisons below are
 chosen after the fact (post hoc), to put a p-value on what the page claims; Welch's test from
 summary statistics (scipy.stats.ttest_ind_from_stats) is exact given mean, sd and n, up to the
 rounding of the printed numbers. Writes comparisons.csv and the block of the page between
-"<!-- report:begin -->" and "<!-- report:end -->"; --check writes nothing and exits 1 when they differ.
+"<!-- report:begin recheck -->" and "<!-- report:end recheck -->"; --check writes nothing and exits 1 when they differ.
 """
 import csv
 import math
@@ -17,11 +17,11 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 from study_tools import csv_text, holm, replace_block, welch, write_or_check  # noqa: E402
 from scipy import stats  # noqa: E402
 
-PAGE = os.path.join(HERE, "..", "head-count-full-corpus.md")
+PAGE = os.path.join(HERE, "..", "..", "head-count-full-corpus.md")
 # (steps, cell a, cell b, metric, what the page claims)
 COMPARISONS = [
     (1500, "compute-h1", "compute-h8", "test_bleu", "one head is worst at fixed compute"),
@@ -70,7 +70,7 @@ def main():
                      f'[{r["ci95_low"]:.2f}, {r["ci95_high"]:.2f}] | {r["welch_t"]:.2f} ({r["df"]:.1f}) | '
                      f'{r["p"]:.4f} | {r["p_holm"]:.4f} |')
     write_or_check({os.path.join(HERE, "comparisons.csv"): csv_text(rows),
-                    PAGE: replace_block(open(PAGE).read(), lines)}, os.path.basename(PAGE))
+                    PAGE: replace_block(open(PAGE).read(), lines, "recheck")}, os.path.basename(PAGE))
 
 
 if __name__ == "__main__":
