@@ -262,7 +262,8 @@ int sweep(const AblateOptions& o) {
   summarise(plan, o, x_key, outcome.notes);
   if (outcome.stopped) {
     std::cerr << "headlab ablate: interrupted; " << outcome.interrupted
-              << " runs saved their checkpoints. Run the same command again to resume the sweep.\n";
+              << " runs stopped (those that had begun training saved a checkpoint). Run the same command again to "
+                 "resume the sweep.\n";
     return 130;
   }
   if (outcome.failed > 0) {

@@ -259,6 +259,13 @@ SweepOutcome run_all(const std::string& exe, const SweepPlan& plan, const std::v
       ++outcome.interrupted;
       outcome.notes[run.name] = "interrupted: resumes on rerun";
       std::cout << "stopped " << run.name << ", checkpoint saved" << count << std::endl;
+    } else if (g_stop_signal != 0 && WIFSIGNALED(status) &&
+               (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)) {
+      // The stop signal (from the terminal, or passed on by us) reached the run before it could catch
+      // it, while it was starting: nothing was saved and nothing failed; the rerun starts it again.
+      ++outcome.interrupted;
+      outcome.notes[run.name] = "interrupted while starting: starts again on rerun";
+      std::cout << "stopped " << run.name << " while it was starting, nothing saved" << count << std::endl;
     } else {
       ++outcome.failed;
       const std::string why = exit_zero ? "exit 0 but no finished summary.json" : describe_status(status);

@@ -189,6 +189,7 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   std::ostream quiet(&discard);
   std::ostream& eval_log = o.progress == "none" ? quiet : log;
   eval_log << "optimiser: " << optimizer.describe() << "; " << describe_schedule(o) << "\n";
+  log.flush();  // the header is in a log file before the first step (tail -f; a sweep waiting on it)
   const auto budget_left = [&] { return o.time_budget <= 0 || state.train_seconds < o.time_budget; };
   const auto steps_left = [&] { return o.steps == 0 || state.train.step < o.steps; };  // 0: no step cap
 

@@ -56,13 +56,21 @@ set_tests_properties(cli.ablate_emit_jobs_then_collect PROPERTIES
                      PASS_REGULAR_EXPRESSION "wrote 4 jobs to .*All 4 runs finished.*jobs ran, collected two cells of n=2")
 
 # SIGINT to the sweep alone: it passes the signal on, the runs save their checkpoints and exit 130,
-# the sweep exits 130; the same command again resumes both runs and finishes.
+# the sweep exits 130; the same command again resumes both runs and finishes. The signal is sent once
+# both runs have printed their header (their handlers are set by then; a slow start, as under ASan on
+# a loaded machine, would otherwise see the signal first: cli.ablate_sigint_while_starting).
 set(ABLATE_LONG "--grid heads=1,2 -j 2 -- --steps 100000 --eval-every 100000 --time-budget 3 --d-model 16 --ff 32 --layers 1 --eval-sequences 20")
 add_test(NAME cli.ablate_sigint_then_resume
-         COMMAND sh -c "rm -rf ${ABLATE_DIR}/sigint; \"$0\" ablate --out ${ABLATE_DIR}/sigint ${ABLATE_LONG} > ${ABLATE_DIR}/sigint.out 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; s=$?; cat ${ABLATE_DIR}/sigint.out; test $s -eq 130 && \"$0\" ablate --out ${ABLATE_DIR}/sigint ${ABLATE_LONG} && echo 'resumed after SIGINT'"
+         COMMAND sh -c "rm -rf ${ABLATE_DIR}/sigint; \"$0\" ablate --out ${ABLATE_DIR}/sigint ${ABLATE_LONG} > ${ABLATE_DIR}/sigint.out 2>&1 & pid=$!; for i in $(seq 600); do n=$(cat ${ABLATE_DIR}/sigint/runs/*/log.txt 2>/dev/null | grep -c '^copy task'); test \"$n\" -ge 2 && break; sleep 0.1; done; sleep 0.5; kill -INT $pid; wait $pid; s=$?; cat ${ABLATE_DIR}/sigint.out; test $s -eq 130 && \"$0\" ablate --out ${ABLATE_DIR}/sigint ${ABLATE_LONG} && echo 'resumed after SIGINT'"
                  ${HL})
 set_tests_properties(cli.ablate_sigint_then_resume PROPERTIES
                      PASS_REGULAR_EXPRESSION "interrupted.*Run the same command again to resume.*resume heads=1,seed=1.*All 2 runs finished.*resumed after SIGINT")
+
+# SIGINT as soon as the second run is spawned: a run ended by the passed-on signal before it could
+# catch it counts as interrupted ("while starting"), not FAILED, and the rerun finishes both.
+add_test(NAME cli.ablate_sigint_while_starting
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/ablate_sigint_while_starting.py ${HL} ${ABLATE_DIR}/sigint_starting)
+set_tests_properties(cli.ablate_sigint_while_starting PROPERTIES PASS_REGULAR_EXPRESSION "STOPPED WHILE STARTING, THEN FINISHED")
 
 # Bad input: usage errors exit 2 before anything runs, naming the flag and the value.
 set(BAD_OUT --out ${ABLATE_DIR}/bad)
