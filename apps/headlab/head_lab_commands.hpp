@@ -39,10 +39,11 @@ struct PruneOptions {
   std::size_t sequences = 0;       // copy/induction: held-out sequences (0 = 512); translate: pairs (0 = all)
   std::string data;                // translate: the evaluation TSV (default: the run's --valid file)
   bool overwrite = false;          // replace the files of an earlier `prune` in `out`
+  bool single_heads = false;       // also zero each head alone: single_heads.csv
 };
 // Importance (Michel et al.), iterative pruning by importance and in random_orders random orders:
 // prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg
-// into `out`, with the same rules as run_heads.
+// into `out`, with the same rules as run_heads; with single_heads also single_heads.csv.
 int run_prune(const PruneOptions& options);
 
 // The probe of `heads` / `explore`, `sequences` x `length` tokens, refused before it runs when its

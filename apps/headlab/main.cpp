@@ -259,6 +259,8 @@ int run_command_line(int argc, char** argv) {
       ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
   prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
   prune->add_flag("--overwrite", prune_options.overwrite, "replace the files of an earlier prune in the output directory");
+  prune->add_flag("--single-heads", prune_options.single_heads,
+                  "also zero each head alone and write single_heads.csv (its loss, metric and drop from the full model)");
 
   if (const int status = refuse_unknown_command(app, argc, argv); status >= 0) return status;
   try {

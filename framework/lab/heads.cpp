@@ -251,4 +251,19 @@ std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double
   return steps;
 }
 
+std::vector<SingleHeadScore> zero_each_head(HeadLabTask& task) {
+  std::vector<AttentionSite>& sites = task.sites();
+  std::vector<SingleHeadScore> out;
+  for (std::size_t s = 0; s < sites.size(); ++s) {
+    for (std::size_t h = 0; h < sites[s].heads(); ++h) {
+      HeadMask mask = full_head_mask(sites);
+      mask[s][h] = 0.0f;
+      apply_head_mask(sites, mask);
+      out.push_back({s, h, task.evaluate()});
+    }
+  }
+  clear_head_mask(sites);
+  return out;
+}
+
 }  // namespace headlab

@@ -338,6 +338,8 @@ void TrainOptions::validate() const {
                         count(length));
   } else if (task == Task::recall) {
     validate_recall_sizes(keys, values, relations, length);
+    if (train_sequences > 1000000)
+      bad("train_sequences", count(train_sequences) + " is more than 1000000 (the set is held in memory; 0 draws a fresh batch every step)");
   } else if (task == Task::lm) {
     if (text_file.empty()) bad("text_file", "task lm needs a text to learn: --text FILE (UTF-8)");
     if (length < 2) bad("length", count(length) + " is too short: a training window needs at least 2 tokens");

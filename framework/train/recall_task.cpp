@@ -161,6 +161,26 @@ RecallBatch held_out_recall_sequences(const TrainOptions& o, std::size_t count) 
   return recall_batch(eval_rng, recall_layout(o), count, o.length);
 }
 
+RecallBatch recall_training_set(const TrainOptions& o) {
+  if (o.train_sequences == 0) {  // (0, 2n+1): no set
+    const std::size_t L = 2 * o.length + 1;
+    return {IndexArray::from_shape({0, L}), IndexArray::from_shape({0, L})};
+  }
+  Generator set_rng(o.seed + 2000003);
+  return recall_batch(set_rng, recall_layout(o), o.train_sequences, o.length);
+}
+
+RecallBatch recall_rows(const RecallBatch& batch, const std::vector<std::size_t>& rows) {
+  const std::size_t L = batch.sequences.shape()[1];
+  RecallBatch out{IndexArray::from_shape({rows.size(), L}), IndexArray::from_shape({rows.size(), L})};
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t t = 0; t < L; ++t) {
+      out.sequences(i, t) = batch.sequences(rows[i], t);
+      out.targets(i, t) = batch.targets(rows[i], t);
+    }
+  return out;
+}
+
 RecallScore recall_eval(DecoderOnlyLM<float>& model, const RecallLayout& layout, const RecallBatch& batch) {
   const IndexArray& sequences = batch.sequences;
   if (sequences.dimension() != 2 || batch.targets.shape() != sequences.shape() || sequences.shape()[1] % 2 == 0)
@@ -201,19 +221,33 @@ class RecallTask : public detail::TrainingTask {
  public:
   RecallTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
       : o_(o), layout_(recall_layout(o)), model_(o.model_config(), init_rng),
-        held_out_(held_out_recall_sequences(o, o.eval_sequences)) {
+        held_out_(held_out_recall_sequences(o, o.eval_sequences)), training_set_(recall_training_set(o)) {
+    if (o.train_sequences > 0) {  // the training set's own score: its first min(N, eval_sequences) rows
+      std::vector<std::size_t> first(std::min(o.train_sequences, o.eval_sequences));
+      for (std::size_t i = 0; i < first.size(); ++i) first[i] = i;
+      training_probe_ = recall_rows(training_set_, first);
+    }
     detail::xavier_matrices(model_, init_rng);
     log << "recall task: " << o.length << " pairs of " << o.keys << " keys x " << o.values << " values, queries of "
         << o.relations << " keys" << (o.unordered_answer ? ", answered sorted" : "") << " (vocab " << layout_.vocab() << ", sequences of " << 2 * o.length + 1
         << "), decoder-only d_model " << o.d_model << ", heads " << o.heads << ", " << o.layers << " layers"
         << (o.attention_only ? " (attention only)" : "") << ", " << model_.parameter_count() << " parameters, batch "
-        << o.batch << ", seed " << o.seed << "\n";
+        << o.batch << ", seed " << o.seed;
+    if (o.train_sequences > 0) log << ", a training set of " << o.train_sequences << " sequences";
+    log << "\n";
   }
 
   Module<float>& model() override { return model_; }
 
   detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
-    RecallBatch data = recall_batch(data_rng, layout_, o_.batch, o_.length);
+    RecallBatch data;
+    if (o_.train_sequences == 0) {
+      data = recall_batch(data_rng, layout_, o_.batch, o_.length);
+    } else {  // rows of the finite training set, with replacement
+      std::vector<std::size_t> rows(o_.batch);
+      for (std::size_t& r : rows) r = std::size_t(data_rng.below(o_.train_sequences));
+      data = recall_rows(training_set_, rows);
+    }
     data.targets.reshape({data.targets.size()});
     const Tensor<float> logits = model_.forward(data.sequences, &dropout_rng);  // (B, 2n+1, V)
     const auto V = static_cast<std::ptrdiff_t>(layout_.vocab());
@@ -227,8 +261,13 @@ class RecallTask : public detail::TrainingTask {
     result.slot_accuracy = s.slot_accuracy;
     row.set("valid_loss", s.loss).set("answer_accuracy", s.answer_accuracy).set("slot_accuracy", s.slot_accuracy);
     log << "step " << std::setw(5) << state.train.step << "  held-out loss " << std::fixed << std::setprecision(3)
-        << s.loss << "  answers right " << s.answer_accuracy << "  values right " << s.slot_accuracy
-        << std::defaultfloat << "\n";
+        << s.loss << "  answers right " << s.answer_accuracy << "  values right " << s.slot_accuracy;
+    if (o_.train_sequences > 0) {
+      training_score_ = recall_eval(model_, layout_, training_probe_);
+      row.set("train_accuracy", training_score_.answer_accuracy).set("train_answer_loss", training_score_.loss);
+      log << "  training set: answers right " << training_score_.answer_accuracy;
+    }
+    log << std::defaultfloat << "\n";
   }
 
   void finish(const detail::LoopState& state, TrainResult& result, std::ostream& log) override {
@@ -238,9 +277,13 @@ class RecallTask : public detail::TrainingTask {
     }
     if (o_.run_dir.empty()) return;
     result.seconds = state.seconds();
+    std::map<std::string, double> extra = {{"slot_accuracy", result.slot_accuracy}};
+    if (o_.train_sequences > 0) {  // the train-test gap: the training set's accuracy beside valid_accuracy
+      extra["train_accuracy"] = training_score_.answer_accuracy;
+      extra["train_answer_loss"] = training_score_.loss;
+    }
     detail::write_summary(o_, result, model_.parameter_count(),
-                          decoder_only_flops_per_token(model_.config(), 2 * o_.length + 1),
-                          {{"slot_accuracy", result.slot_accuracy}});
+                          decoder_only_flops_per_token(model_.config(), 2 * o_.length + 1), extra);
   }
 
  private:
@@ -248,6 +291,9 @@ class RecallTask : public detail::TrainingTask {
   const RecallLayout layout_;
   DecoderOnlyLM<float> model_;
   const RecallBatch held_out_;
+  const RecallBatch training_set_;  // --train-sequences (empty: a fresh batch every step)
+  RecallBatch training_probe_;      // its first rows, scored at each evaluation
+  RecallScore training_score_;      // the latest such score
 };
 
 }  // namespace

@@ -24,6 +24,17 @@ add_test(NAME cli.recall_heads_key_mass
                  $<TARGET_FILE:headlab_cli> ${RECALL_RUN})
 set_tests_properties(cli.recall_heads_key_mass PROPERTIES FIXTURES_REQUIRED recall_run
                      PASS_REGULAR_EXPRESSION "on 128 held-out queries .*key a +key b +named +focus +share.*layers.0.self_attn +1 .*site,layer,head,queries,mass_key1,mass_key2,named,focus\nlayers.0.self_attn,0,0,128,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+\n21\n")
+# prune --single-heads: each head alone zeroed, one row per head in single_heads.csv, the worst drop named
+add_test(NAME cli.recall_prune_single_heads
+         COMMAND sh -c "\"$0\" prune --checkpoint \"$1/checkpoint.safetensors\" --out \"$1/prune_single\" --sequences 32 --random-orders 1 --single-heads --overwrite && cat \"$1/prune_single/single_heads.csv\""
+                 $<TARGET_FILE:headlab_cli> ${RECALL_RUN})
+set_tests_properties(cli.recall_prune_single_heads PROPERTIES FIXTURES_REQUIRED recall_run
+                     PASS_REGULAR_EXPRESSION "each head alone zeroed: the largest answer accuracy drop is [0-9.-]+ \\(layers.0.self_attn#[01]; full model [0-9.]+\\); wrote single_heads.csv.*site,head,loss,metric,metric_drop,loss_rise\nlayers.0.self_attn,0,[^\n]*\nlayers.0.self_attn,1,[^\n]*\n$")
+# --train-sequences: stored in the config, named in the log; the task's other flag refuses other tasks
+add_test(NAME cli.recall_train_sequences
+         COMMAND sh -c "\"$0\" train --task recall --train-sequences 20 --keys 4 --values 2 --length 2 --d-model 16 --steps 2 --progress none --print-config | grep '^train-sequences=' && \"$0\" train --task recall --train-sequences 20 --keys 4 --values 2 --length 2 --d-model 16 --steps 2 --eval-every 2 && \"$0\" train --task lm --train-sequences 5 --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
+set_tests_properties(cli.recall_train_sequences PROPERTIES
+                     PASS_REGULAR_EXPRESSION "train-sequences=20\n.*a training set of 20 sequences.*training set: answers right [0-9.]+.*--train-sequences is for --task recall; this run's task is lm[^\n]*\nexit status 2\n")
 # --unordered-answer: the run log and the config say so; the task's other flag refuses other tasks
 add_test(NAME cli.recall_unordered_answer
          COMMAND sh -c "\"$0\" train --task recall --unordered-answer --keys 4 --values 2 --length 2 --d-model 16 --steps 2 --progress none --print-config && \"$0\" train --task copy --unordered-answer --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)

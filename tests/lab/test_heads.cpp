@@ -210,6 +210,34 @@ TEST_CASE("heads: pruning goes from no head to every head, random order is seede
   CHECK_THROWS_AS(prune_heads(task, true, 0.0, 1), ValueError);
 }
 
+TEST_CASE("heads: zeroing each head alone scores what pruning that one head scores, and clears the masks") {
+  LoadedModel m = fresh_model(tiny_copy_options(), 7);
+  HeadLabTask task(m, 32);
+  const HeadLabTask::Score before = task.evaluate();
+  const std::vector<SingleHeadScore> each = zero_each_head(task);
+  const std::vector<AttentionSite>& sites = task.sites();
+  REQUIRE(each.size() == 6);  // 3 sites x 2 heads, site then head
+  for (std::size_t i = 0; i < each.size(); ++i) {
+    CHECK(each[i].site == i / 2);
+    CHECK(each[i].head == i % 2);
+    CHECK(each[i].score.loss != doctest::Approx(before.loss).epsilon(1e-9));  // every head of it matters
+  }
+  // A random order's first step prunes exactly one head: its score is that head's row.
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const std::vector<PruneStep> order = prune_heads(task, false, 0.01, seed);
+    REQUIRE(order[1].removed.size() == 1);
+    bool found = false;
+    for (const SingleHeadScore& r : each) {
+      if (sites[r.site].name + "#" + std::to_string(r.head) != order[1].removed[0]) continue;
+      found = true;
+      CHECK(r.score.loss == doctest::Approx(order[1].loss).epsilon(1e-12));
+      CHECK(r.score.metric == doctest::Approx(order[1].metric).epsilon(1e-12));
+    }
+    CHECK(found);
+  }
+  CHECK(task.evaluate().loss == doctest::Approx(before.loss).epsilon(1e-12));
+}
+
 TEST_CASE("heads: the heads prunable within a tolerance, and which heads survive it") {
   LoadedModel m = fresh_model(tiny_copy_options(), 7);
   std::vector<AttentionSite> sites = attention_sites(m);  // encoder self, decoder self, cross: 2 heads each

@@ -183,4 +183,13 @@ struct PruneStep {
 // model's masks are cleared at the end.
 std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double step_fraction, std::uint64_t seed);
 
+// Each head alone zeroed (its mask 0, every other head kept): the task's score per head, in site
+// then head order. Michel et al.'s "ablate one head" table; the worst drop says how much the model
+// leans on any one head. The model's masks are cleared at the end.
+struct SingleHeadScore {
+  std::size_t site = 0, head = 0;
+  HeadLabTask::Score score;
+};
+std::vector<SingleHeadScore> zero_each_head(HeadLabTask& task);
+
 }  // namespace headlab

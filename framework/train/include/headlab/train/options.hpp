@@ -71,6 +71,8 @@ class OptionError : public ValueError {
     "recall: the keys each query names; its answer is their values, in order (one token of values^relations)")       \
   X(bool, unordered_answer, "unordered-answer", false, false, false, false, false, true, kRecall,                         \
     "recall: the answer is the named keys' values sorted (ascending), not in the query's order: one averaged read of the keys suffices") \
+  X(std::size_t, train_sequences, "train-sequences", 0, 0, 0, 0, 0, true, kRecall,                                      \
+    "recall: a finite training set of N sequences drawn once from the seed, each batch sampled from it with replacement (0 = a fresh batch every step)") \
   X(std::string, train_file, "train", "", "", "", "", "", true, kTranslate,                                               \
     "training corpus, source<TAB>target per line")                                                                    \
   X(std::string, valid_file, "valid", "", "", "", "", "", true, kTranslate | kLm,                                         \

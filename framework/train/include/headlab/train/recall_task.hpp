@@ -85,6 +85,11 @@ struct RecallBatch {
 RecallBatch recall_batch(Generator& gen, const RecallLayout& layout, std::size_t batch, std::size_t pairs);
 // The held-out sequences of a run (a generator of their own, never the training stream's).
 RecallBatch held_out_recall_sequences(const TrainOptions& options, std::size_t count);
+// --train-sequences N: the run's finite training set, N sequences drawn once from a generator of its
+// own (seed + 2000003: neither the held-out nor the data stream's); (0, 2n+1) for N = 0.
+RecallBatch recall_training_set(const TrainOptions& options);
+// Rows `rows` of a batch, in that order: (rows.size(), 2n+1) sequences and targets.
+RecallBatch recall_rows(const RecallBatch& batch, const std::vector<std::size_t>& rows);
 
 struct RecallScore {
   double loss = 0;             // mean answer NLL
