@@ -116,6 +116,11 @@ foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count recall-
                    ${PROJECT_SOURCE_DIR}/docs/studies/${study}.md ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.md)
   set_tests_properties(docs.study_${name}_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 endforeach()
+# Study 21's page shows its part A (ensemble-drop/report.md).
+add_test(NAME docs.study_ensemble_robustness_block
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies/ensemble-robustness.md ${PROJECT_SOURCE_DIR}/docs/studies/ensemble-drop/report.md)
+set_tests_properties(docs.study_ensemble_robustness_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 # Study 20's page shows its phase 2 (recall-lr-tuned/report.md).
 add_test(NAME docs.study_recall_lr_tuning_block
          COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
