@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include <xtensor/xview.hpp>
@@ -429,6 +430,15 @@ int run_prune(const PruneOptions& o) {
                      "(--sequences)");
   const std::size_t sequences = o.sequences ? o.sequences : (m.options.task == Task::translate ? 0 : 512);
   HeadLabTask task(m, sequences, o.data);
+  // --importance-split: importance from a second draw of held-out sequences, the curves scored on the first
+  std::unique_ptr<HeadLabTask> importance_split;
+  if (o.importance_split) {
+    if (m.options.task == Task::translate)
+      throw ValueError("--importance-split draws a second set of held-out sequences, which copy, induction and recall "
+                       "checkpoints have; " + o.checkpoint.substr(0, 200) + " is a translate model");
+    importance_split = std::make_unique<HeadLabTask>(m, sequences, o.data, 1);
+  }
+  HeadLabTask& estimate = importance_split ? *importance_split : task;
   const RunDir out(output_path(o.out, o.checkpoint, "prune"), output_spec("prune", kPruneFiles, o.overwrite));
   const fs::path& dir = out.path();
   std::vector<AttentionSite>& sites = task.sites();
@@ -438,8 +448,8 @@ int run_prune(const PruneOptions& o) {
             << task.metric_name() << ", " << task.batches() << " evaluation batches\n";
 
   // Importance of every head at the full model, normalised per module (Michel et al. 2019).
-  const HeadImportance imp =
-      head_importance(sites, full_head_mask(sites), task.batches(), [&](std::size_t i) { return task.batch_loss(i); });
+  const HeadImportance imp = head_importance(sites, full_head_mask(sites), estimate.batches(),
+                                             [&](std::size_t i) { return estimate.batch_loss(i); });
   clear_head_mask(sites);
   std::ostringstream icsv;
   icsv << "site,head,importance_raw,importance_normalised\n";
@@ -473,7 +483,7 @@ int run_prune(const PruneOptions& o) {
   // The baseline: random orders 1..K, order k seeded seed + (k - 1) x 0x9E3779B97F4A7C15 (wrapping;
   // order 1 is the one --seed alone gives). Every order has the same steps: they depend only on
   // how many heads are left.
-  const std::vector<PruneStep> ranked = prune_heads(task, true, o.step, o.seed);
+  const std::vector<PruneStep> ranked = prune_heads(task, true, o.step, o.seed, importance_split.get());
   std::vector<std::vector<PruneStep>> random;
   for (std::size_t k = 0; k < o.random_orders; ++k)
     random.push_back(prune_heads(task, false, o.step, o.seed + k * 0x9E3779B97F4A7C15ull));

@@ -40,6 +40,7 @@ struct PruneOptions {
   std::string data;                // translate: the evaluation TSV (default: the run's --valid file)
   bool overwrite = false;          // replace the files of an earlier `prune` in `out`
   bool single_heads = false;       // also zero each head alone: single_heads.csv
+  bool importance_split = false;   // importance on a second draw of held-out sequences (not translate)
 };
 // Importance (Michel et al.), iterative pruning by importance and in random_orders random orders:
 // prints the curve; writes importance.csv/.svg, prune.csv, prune.md, prune.svg, prune_loss.svg

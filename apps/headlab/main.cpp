@@ -259,6 +259,9 @@ int run_command_line(int argc, char** argv) {
       ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
   prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
   prune->add_flag("--overwrite", prune_options.overwrite, "replace the files of an earlier prune in the output directory");
+  prune->add_flag("--importance-split", prune_options.importance_split,
+                  "copy/induction/recall: estimate importance on a second draw of held-out sequences, score the "
+                  "pruning on the run's own (the order is not fitted to the sequences that judge it)");
   prune->add_flag("--single-heads", prune_options.single_heads,
                   "also zero each head alone and write single_heads.csv (its loss, metric and drop from the full model)");
 

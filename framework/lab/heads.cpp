@@ -82,10 +82,14 @@ HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask
 }
 
 // ---- The task behind pruning -----------------------------------------------------------------
-HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file)
+HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file, std::uint64_t draw)
     : model_(model), sites_(attention_sites(model)) {
-  const TrainOptions& o = model.options;
+  TrainOptions o = model.options;  // its seed moved for another draw of held-out sequences
+  o.seed += draw * kHeldOutDrawStride;
   const std::size_t batch = 64;
+  if (o.task == Task::translate && draw > 0)
+    throw ValueError("HeadLabTask: another draw of held-out sequences is for copy, induction and recall models; a "
+                     "translate model is scored on a TSV file");
   if (o.task != Task::translate) {  // copy, induction, recall: held-out sequences of the run's own seed
     if (sequences == 0) throw ValueError("HeadLabTask: sequences must be > 0");
     IndexArray all;                   // (sequences, L)
@@ -203,7 +207,9 @@ HeadLabTask::Score HeadLabTask::evaluate() {
 }
 
 // ---- Pruning ------------------------------------------------------------------------------------
-std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double step_fraction, std::uint64_t seed) {
+std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double step_fraction, std::uint64_t seed,
+                                   HeadLabTask* importance_task) {
+  HeadLabTask& estimate = importance_task ? *importance_task : task;
   if (!(step_fraction > 0 && step_fraction <= 1))
     throw ValueError("prune_heads: step fraction " + std::to_string(step_fraction) + " should be in (0, 1]");
   std::vector<AttentionSite>& sites = task.sites();
@@ -233,7 +239,8 @@ std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double
   while (!alive.empty()) {
     const auto k = std::size_t(std::ceil(step_fraction * double(alive.size()) - 1e-9));
     if (by_importance) {  // least important last, so that they are popped first
-      const HeadImportance imp = head_importance(sites, mask, task.batches(), [&](std::size_t i) { return task.batch_loss(i); });
+      const HeadImportance imp =
+          head_importance(sites, mask, estimate.batches(), [&](std::size_t i) { return estimate.batch_loss(i); });
       std::stable_sort(alive.begin(), alive.end(), [&](const auto& a, const auto& b) {
         return imp.normalised[a.first][a.second] > imp.normalised[b.first][b.second];
       });

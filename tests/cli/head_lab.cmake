@@ -106,6 +106,10 @@ add_test(NAME cli.prune_translate
                  --step 0.5 --out ${LAB}/translate_prune --overwrite)
 set_tests_properties(cli.prune_translate PROPERTIES PASS_REGULAR_EXPRESSION "pruning 12 heads of .*metric: BLEU"
                      FIXTURES_REQUIRED toy_translate)
+expect_exit(cli.prune_importance_split_translate_exits_2 2 "--importance-split draws a second set of held-out sequences.* is a translate model"
+            ${HL} prune --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors --importance-split
+            --out ${LAB}/translate_prune_split)
+set_tests_properties(cli.prune_importance_split_translate_exits_2 PROPERTIES FIXTURES_REQUIRED toy_translate)
 
 # Bad input.
 expect_exit(cli.heads_missing_checkpoint_exits_1 1 "no-such.safetensors" ${HL} heads --checkpoint ${LAB}/no-such.safetensors)

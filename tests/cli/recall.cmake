@@ -25,8 +25,9 @@ add_test(NAME cli.recall_heads_key_mass
 set_tests_properties(cli.recall_heads_key_mass PROPERTIES FIXTURES_REQUIRED recall_run
                      PASS_REGULAR_EXPRESSION "on 128 held-out queries .*key a +key b +named +focus +share.*layers.0.self_attn +1 .*site,layer,head,queries,mass_key1,mass_key2,named,focus\nlayers.0.self_attn,0,0,128,[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+\n21\n")
 # prune --single-heads: each head alone zeroed, one row per head in single_heads.csv, the worst drop named
+# (with --importance-split: the importance order from a second draw of held-out sequences)
 add_test(NAME cli.recall_prune_single_heads
-         COMMAND sh -c "\"$0\" prune --checkpoint \"$1/checkpoint.safetensors\" --out \"$1/prune_single\" --sequences 32 --random-orders 1 --single-heads --overwrite && cat \"$1/prune_single/single_heads.csv\""
+         COMMAND sh -c "\"$0\" prune --checkpoint \"$1/checkpoint.safetensors\" --out \"$1/prune_single\" --sequences 32 --random-orders 1 --single-heads --importance-split --step 0.01 --overwrite && cat \"$1/prune_single/single_heads.csv\""
                  $<TARGET_FILE:headlab_cli> ${RECALL_RUN})
 set_tests_properties(cli.recall_prune_single_heads PROPERTIES FIXTURES_REQUIRED recall_run
                      PASS_REGULAR_EXPRESSION "each head alone zeroed: the largest answer accuracy drop is [0-9.-]+ \\(layers.0.self_attn#[01]; full model [0-9.]+\\); wrote single_heads.csv.*site,head,loss,metric,metric_drop,loss_rise\nlayers.0.self_attn,0,[^\n]*\nlayers.0.self_attn,1,[^\n]*\n$")

@@ -238,6 +238,48 @@ TEST_CASE("heads: zeroing each head alone scores what pruning that one head scor
   CHECK(task.evaluate().loss == doctest::Approx(before.loss).epsilon(1e-12));
 }
 
+TEST_CASE("heads: importance from another draw of sequences orders the pruning, the scored draw scores it") {
+  LoadedModel m = fresh_model(tiny_copy_options(), 7);
+  HeadLabTask scored(m, 32), other(m, 32, "", 1), other_again(m, 32, "", 1);
+  // Another draw: other sequences (another loss), the same for the same draw.
+  NoGradGuard no_grad_scope;
+  const double scored_loss = scored.batch_loss(0).item(), other_loss = other.batch_loss(0).item();
+  CHECK(other_loss != doctest::Approx(scored_loss).epsilon(1e-9));
+  CHECK(other_again.batch_loss(0).item() == other_loss);
+}
+
+TEST_CASE("heads: pruning with an importance draw removes the head least important there, scored on its own draw") {
+  LoadedModel m = fresh_model(tiny_copy_options(), 7);
+  HeadLabTask scored(m, 8);
+  std::vector<AttentionSite>& sites = scored.sites();
+  const auto least_important = [&](HeadLabTask& on) {
+    const HeadImportance imp = head_importance(sites, full_head_mask(sites), on.batches(),
+                                               [&](std::size_t i) { return on.batch_loss(i); });
+    clear_head_mask(sites);
+    double least = 1e300;
+    std::string name;
+    for (std::size_t s = 0; s < sites.size(); ++s)
+      for (std::size_t h = 0; h < sites[s].heads(); ++h)
+        if (imp.normalised[s][h] < least) least = imp.normalised[s][h], name = sites[s].name + "#" + std::to_string(h);
+    return name;
+  };
+  // A draw whose least important head differs from the scored draw's: only then can the check
+  // below tell which draw gave the order.
+  const std::string on_scored = least_important(scored);
+  std::uint64_t draw = 1;
+  for (; draw <= 40; ++draw) {
+    HeadLabTask candidate(m, 8, "", draw);
+    if (least_important(candidate) != on_scored) break;
+  }
+  REQUIRE(draw <= 40);
+  HeadLabTask other(m, 8, "", draw);
+  const std::string on_other = least_important(other);
+  const std::vector<PruneStep> steps = prune_heads(scored, true, 0.01, 1, &other);
+  REQUIRE(steps.size() == 7);  // one head a step
+  CHECK(steps[1].removed == std::vector<std::string>{on_other});
+  CHECK(steps.front().loss == doctest::Approx(scored.evaluate().loss).epsilon(1e-12));
+}
+
 TEST_CASE("heads: the heads prunable within a tolerance, and which heads survive it") {
   LoadedModel m = fresh_model(tiny_copy_options(), 7);
   std::vector<AttentionSite> sites = attention_sites(m);  // encoder self, decoder self, cross: 2 heads each

@@ -148,7 +148,11 @@ HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask
 //   translate: the first `sequences` pairs (0 = all) of data_file (default: the run's --valid).
 class HeadLabTask {
  public:
-  HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file = "");
+  // draw: which held-out draw of sequences (copy, induction, recall): 0 the run's own held-out
+  // sequences; k > 0 another sample of the same distribution, from seed + k x kHeldOutDrawStride
+  // (importance estimated on one draw, pruning scored on another). ValueError for translate with draw > 0.
+  static constexpr std::uint64_t kHeldOutDrawStride = 1000000007ull;
+  HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file = "", std::uint64_t draw = 0);
   std::vector<AttentionSite>& sites() { return sites_; }
   std::size_t batches() const { return model_.options.task == Task::translate ? pair_batches_.size() : batches_.size(); }
   Tensor<float> batch_loss(std::size_t i);
@@ -179,9 +183,12 @@ struct PruneStep {
 };
 // From the full model to all heads pruned: each step masks ceil(step_fraction x remaining)
 // heads, the least important by the normalised importance recomputed at the current
-// mask (by_importance), or the next ones of a random order drawn from seed. The
+// mask (by_importance), or the next ones of a random order drawn from seed. Importance is
+// estimated on importance_task's batches when given (another draw of the same model's
+// sequences: HeadLabTask draw > 0), else on task's; each step is scored on task. The
 // model's masks are cleared at the end.
-std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double step_fraction, std::uint64_t seed);
+std::vector<PruneStep> prune_heads(HeadLabTask& task, bool by_importance, double step_fraction, std::uint64_t seed,
+                                   HeadLabTask* importance_task = nullptr);
 
 // Each head alone zeroed (its mask 0, every other head kept): the task's score per head, in site
 // then head order. Michel et al.'s "ablate one head" table; the worst drop says how much the model
