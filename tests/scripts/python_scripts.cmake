@@ -107,9 +107,9 @@ add_test(NAME docs.study_head_count_full_corpus_recheck
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/first-run/recheck.py --check)
 set_tests_properties(docs.study_head_count_full_corpus_recheck PROPERTIES
                      PASS_REGULAR_EXPRESSION "agree with runs.csv" SKIP_RETURN_CODE 77)
-# Studies 2, 3, 6, 8, 12, 18 and 19 show `headlab study report`'s report.md: the page's block must equal it.
+# Studies 2, 3, 6, 8, 12, 18, 19 and 22 show `headlab study report`'s report.md: the page's block must equal it.
 foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count recall-averaging head-count-full-corpus
-              low-rank-wall)
+              low-rank-wall pruning-recall)
   string(REPLACE "-" "_" name ${study})
   add_test(NAME docs.study_${name}_block
            COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
