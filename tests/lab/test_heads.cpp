@@ -45,6 +45,20 @@ TrainOptions tiny_copy_options() {
 // A freshly initialised (untrained) model of the options, as load_trained_model would give.
 LoadedModel fresh_model(const TrainOptions& o, std::uint64_t seed) { return testing::untrained_model(o, seed); }
 
+// "site#head" of the least important head at the full mask, importance estimated on `on`'s batches
+// (the masks of `sites`, the model's, are cleared afterwards).
+std::string least_important_head(std::vector<AttentionSite>& sites, HeadLabTask& on) {
+  const HeadImportance imp =
+      head_importance(sites, full_head_mask(sites), on.batches(), [&](std::size_t i) { return on.batch_loss(i); });
+  clear_head_mask(sites);
+  double least = 1e300;
+  std::string name;
+  for (std::size_t s = 0; s < sites.size(); ++s)
+    for (std::size_t h = 0; h < sites[s].heads(); ++h)
+      if (imp.normalised[s][h] < least) least = imp.normalised[s][h], name = sites[s].name + "#" + std::to_string(h);
+  return name;
+}
+
 TrainOptions tiny_induction_options() {
   TrainOptions o = TrainOptions::defaults_for(Task::induction);
   o.vocab = 12;
@@ -186,18 +200,7 @@ TEST_CASE("heads: pruning goes from no head to every head, random order is seede
   CHECK(by_importance.back().loss != doctest::Approx(before.loss));
   CHECK(by_importance[1].removed.size() == 2);
   // The first heads removed are the least important ones at the full mask.
-  std::vector<AttentionSite>& sites = task.sites();
-  const HeadImportance imp = head_importance(sites, full_head_mask(sites), task.batches(),
-                                             [&](std::size_t i) { return task.batch_loss(i); });
-  clear_head_mask(sites);
-  double least = 1e300;
-  std::string least_name;
-  for (std::size_t s = 0; s < sites.size(); ++s)
-    for (std::size_t h = 0; h < 2; ++h)
-      if (imp.normalised[s][h] < least) {
-        least = imp.normalised[s][h];
-        least_name = sites[s].name + "#" + std::to_string(h);
-      }
+  const std::string least_name = least_important_head(task.sites(), task);
   CHECK(by_importance[1].removed[0] == least_name);
   // Masks are gone afterwards; random orders repeat with their seed.
   CHECK(task.evaluate().loss == doctest::Approx(before.loss));
@@ -252,17 +255,7 @@ TEST_CASE("heads: pruning with an importance draw removes the head least importa
   LoadedModel m = fresh_model(tiny_copy_options(), 7);
   HeadLabTask scored(m, 8);
   std::vector<AttentionSite>& sites = scored.sites();
-  const auto least_important = [&](HeadLabTask& on) {
-    const HeadImportance imp = head_importance(sites, full_head_mask(sites), on.batches(),
-                                               [&](std::size_t i) { return on.batch_loss(i); });
-    clear_head_mask(sites);
-    double least = 1e300;
-    std::string name;
-    for (std::size_t s = 0; s < sites.size(); ++s)
-      for (std::size_t h = 0; h < sites[s].heads(); ++h)
-        if (imp.normalised[s][h] < least) least = imp.normalised[s][h], name = sites[s].name + "#" + std::to_string(h);
-    return name;
-  };
+  const auto least_important = [&](HeadLabTask& on) { return least_important_head(sites, on); };
   // A draw whose least important head differs from the scored draw's: only then can the check
   // below tell which draw gave the order.
   const std::string on_scored = least_important(scored);

@@ -33,6 +33,23 @@ TrainOptions tiny_recall_run(std::size_t steps) {
   return o;
 }
 
+// 8 steps of the tiny run straight into `straight_dir`, and 4 then 4 more resumed in `resumed_dir`:
+// the same losses bit for bit. train_sequences: the tiny run's --train-sequences.
+void check_resume_bit_for_bit(const std::string& straight_dir, const std::string& resumed_dir,
+                              std::size_t train_sequences, std::ostream& log) {
+  TrainOptions straight = tiny_recall_run(8), half = tiny_recall_run(4), rest = tiny_recall_run(8);
+  for (TrainOptions* t : {&straight, &half, &rest}) t->train_sequences = train_sequences;
+  straight.run_dir = straight_dir;
+  half.run_dir = rest.run_dir = resumed_dir;
+  half.eval_every = straight.eval_every = rest.eval_every = 8;
+  rest.resume = true;
+  const TrainResult whole = train(straight, log);
+  train(half, log);
+  const TrainResult resumed = train(rest, log);
+  REQUIRE(resumed.losses.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) CHECK(resumed.losses[i] == whole.losses[i]);  // bit for bit
+}
+
 }  // namespace
 
 TEST_CASE("recall layout: pairs, queries and answers take disjoint id ranges that cover the vocabulary") {
@@ -193,16 +210,7 @@ TEST_CASE("recall task: two heads learn the tiny task, and the summary and the r
   CHECK(again.answer_accuracy == r.answer_accuracy);
 
   TempDir a("recall_straight"), b("recall_resumed");
-  TrainOptions straight = tiny_recall_run(8), half = tiny_recall_run(4), rest = tiny_recall_run(8);
-  straight.run_dir = a.path.string();
-  half.run_dir = rest.run_dir = b.path.string();
-  half.eval_every = straight.eval_every = rest.eval_every = 8;
-  rest.resume = true;
-  const TrainResult whole = train(straight, log);
-  train(half, log);
-  const TrainResult resumed = train(rest, log);
-  REQUIRE(resumed.losses.size() == 8);
-  for (std::size_t i = 0; i < 8; ++i) CHECK(resumed.losses[i] == whole.losses[i]);  // bit for bit
+  check_resume_bit_for_bit(a.path.string(), b.path.string(), 0, log);
 }
 
 TEST_CASE("recall unordered: the same sequences as the ordered form, each answer the values sorted") {
@@ -294,16 +302,6 @@ TEST_CASE("recall --train-sequences: a fixed set drawn from the seed, memorised 
   CHECK(r.answer_accuracy < 0.2);
 
   TempDir a("recall_finite_straight"), b("recall_finite_resumed");
-  TrainOptions straight = tiny_recall_run(8), half = tiny_recall_run(4), rest = tiny_recall_run(8);
-  for (TrainOptions* t : {&straight, &half, &rest}) t->train_sequences = 5;
-  straight.run_dir = a.path.string();
-  half.run_dir = rest.run_dir = b.path.string();
-  half.eval_every = straight.eval_every = rest.eval_every = 8;
-  rest.resume = true;
-  const TrainResult whole = train(straight, log);
-  train(half, log);
-  const TrainResult resumed = train(rest, log);
-  REQUIRE(resumed.losses.size() == 8);
-  for (std::size_t i = 0; i < 8; ++i) CHECK(resumed.losses[i] == whole.losses[i]);
+  check_resume_bit_for_bit(a.path.string(), b.path.string(), 5, log);
   CHECK(headlab::testing::read_text(a.path / "summary.json").find("train_accuracy") != std::string::npos);
 }
