@@ -68,7 +68,7 @@ set_tests_properties(data.grammar_corpus PROPERTIES PASS_REGULAR_EXPRESSION "all
 # (docs/studies/<study>/report.py --check, Debian's python3-scipy: setup.sh --with-scipy; skipped
 # without it, a failure in CI where HEADLAB_REQUIRE_SCIPY=1). Test docs.study_<study>_tables.
 foreach(study head-count-grammar head-count-recall induction-heads induction-phase-change induction-sink
-              text-head-roles lm-sink free-lunch gate-sink gate-lr gate-lm-sink gate-lm-loss circuits-trained
+              text-head-roles lm-sink free-lunch gate-sink-lr-sink gate-sink-lr-rate gate-sink-lr-lm-sink gate-sink-lr-lm-loss circuits-trained
               gate-lr-sweep pruning pruning-full-corpus recall-averaging)
   string(REPLACE "-" "_" name ${study})
   add_test(NAME docs.study_${name}_tables COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.py --check)
@@ -116,10 +116,10 @@ foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count recall-
                    ${PROJECT_SOURCE_DIR}/docs/studies/${study}.md ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.md)
   set_tests_properties(docs.study_${name}_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 endforeach()
-# Study 21's page shows its part A (ensemble-drop/report.md).
+# Study 21's page shows its part A (ensemble-robustness-drop/report.md).
 add_test(NAME docs.study_ensemble_robustness_block
          COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
-                 ${PROJECT_SOURCE_DIR}/docs/studies/ensemble-robustness.md ${PROJECT_SOURCE_DIR}/docs/studies/ensemble-drop/report.md)
+                 ${PROJECT_SOURCE_DIR}/docs/studies/ensemble-robustness.md ${PROJECT_SOURCE_DIR}/docs/studies/ensemble-robustness-drop/report.md)
 set_tests_properties(docs.study_ensemble_robustness_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 # Study 20's page shows its phase 2 (recall-lr-tuned/report.md).
 add_test(NAME docs.study_recall_lr_tuning_block

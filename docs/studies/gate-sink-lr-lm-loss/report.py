@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""From gate-lm-rate/runs.csv (the selection runs, as `headlab study report` writes them) and
+"""From gate-sink-lr-lm-rate/runs.csv (the selection runs, as `headlab study report` writes them) and
 runs.csv (measure.py): summary.csv, comparisons.csv, a chart, the tables of part D of
 docs/studies/gate-sink-lr.md and its verdict against the recipe's criteria.
 
-  /usr/bin/python3 docs/studies/gate-lm-loss/report.py [--check]
+  /usr/bin/python3 docs/studies/gate-sink-lr-lm-loss/report.py [--check]
 
 --check writes nothing and exits 1 naming each output that differs (ctest docs.study_gate_lm_loss_tables).
 SciPy (python3-scipy) for the intervals and the tests.
@@ -29,7 +29,7 @@ def rows(path):
 
 
 def main():
-    selection = rows(os.path.join(HERE, "..", "gate-lm-rate", "runs.csv"))
+    selection = rows(os.path.join(HERE, "..", "gate-sink-lr-lm-rate", "runs.csv"))
     runs = rows(os.path.join(HERE, "runs.csv"))
     bigram = float(rows(os.path.join(HERE, "..", "text-head-roles", "runs.csv"))[0]["bigram_loss"])
     col = lambda g, key: [float(r[key]) for r in sorted(runs, key=lambda r: int(r["seed"])) if r["cell"] == g]
@@ -54,7 +54,7 @@ def main():
                             "paired_ci95_high": round(p[2], 6), "paired_t": round(p[3], 4), "paired_p": p[5],
                             "test": "paired", "p_holm": ph})
 
-    lines = ["Selection (gate-lm-rate, seed 11, not one of the five): the held-out loss after 2000 steps per gate and "
+    lines = ["Selection (gate-sink-lr-lm-rate, seed 11, not one of the five): the held-out loss after 2000 steps per gate and "
              "rate; the lowest per gate is its rate below.", "",
              "| gate | lr 0.001 | lr 0.002 | lr 0.004 | chosen |", "|---|---|---|---|---|"]
     chosen = {}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Measures every finished run of the gate-lm-loss recipe into runs.csv (one row a run).
+"""Measures every finished run of the gate-sink-lr-lm-loss recipe into runs.csv (one row a run).
 
-  docs/studies/gate-lm-loss/measure.py RUNS [--headlab build/release/apps/headlab]
+  docs/studies/gate-sink-lr-lm-loss/measure.py RUNS [--headlab build/release/apps/headlab]
 
 For each RUNS/runs/<gate>-seed<k>: from summary.json the held-out loss after the last step (the
 trainer's evaluation: 256 windows of the held-out tenth of datasets/kjv/kjv.txt), loss spikes and
@@ -24,7 +24,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("runs")
     ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/gate-lm-loss")
+    ap.add_argument("--out", default="docs/studies/gate-sink-lr-lm-loss")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     valid = write_held_out(a.runs)

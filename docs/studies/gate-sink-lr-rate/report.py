@@ -2,7 +2,7 @@
 """From runs.csv (measure.py): summary.csv, comparisons.csv, three charts against the learning rate,
 the tables of part C of docs/studies/gate-sink-lr.md and its verdict against the recipe's criteria.
 
-  /usr/bin/python3 docs/studies/gate-lr/report.py [--check]
+  /usr/bin/python3 docs/studies/gate-sink-lr-rate/report.py [--check]
 
 --check writes nothing and exits 1 naming each output that differs (ctest docs.study_gate_lr_tables).
 SciPy (python3-scipy) for the intervals and the tests.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Measures the runs of study 21 (ensemble-drop or ensemble-gap) into runs.csv (one row a run) and
+"""Measures the runs of study 21 (ensemble-robustness-drop or ensemble-robustness-gap) into runs.csv (one row a run) and
 single_heads.csv (one row a head of a run).
 
-  docs/studies/ensemble-drop/measure.py RUNS [--headlab build/release/apps/headlab] [--out DIR]
+  docs/studies/ensemble-robustness-drop/measure.py RUNS [--headlab build/release/apps/headlab] [--out DIR]
 
 For each RUNS/runs/<cell>-seed<k> (cells drop-h<h> or gap-h<h>): answer accuracy (and, for the gap
 cells, train_accuracy) from summary.json, then `headlab prune --single-heads --sequences 512` on
@@ -33,7 +33,7 @@ def single_heads(headlab, run_dir):
 
 
 def main():
-    a, commit = measure_args("docs/studies/ensemble-drop")
+    a, commit = measure_args("docs/studies/ensemble-robustness-drop")
     names = sorted(os.listdir(os.path.join(a.runs, "runs")),
                    key=lambda n: (n.split("-h")[0], int(n.split("-h")[1].split("-")[0]), int(n.rsplit("-seed", 1)[1])))
     runs, heads = [], []

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Measures every finished run of the gate-sink recipe into runs.csv (one row a run) and heads.csv
+"""Measures every finished run of the gate-sink-lr-sink recipe into runs.csv (one row a run) and heads.csv
 (one row a head of a run).
 
-  docs/studies/gate-sink/measure.py RUNS [--headlab build/release/apps/headlab]
+  docs/studies/gate-sink-lr-sink/measure.py RUNS [--headlab build/release/apps/headlab]
 
 For each RUNS/runs/<gate>-seed<k> (as `headlab study run` trains them), on checkpoint.safetensors:
 `headlab heads --sink-queries first-half` and `--sink-queries second-half` (64 probe sequences
@@ -32,7 +32,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("runs")
     ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/gate-sink")
+    ap.add_argument("--out", default="docs/studies/gate-sink-lr-sink")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     env = dict(os.environ, HEADLAB_THREADS="1")

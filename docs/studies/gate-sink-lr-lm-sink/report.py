@@ -2,7 +2,7 @@
 """From runs.csv and heads.csv (measure.py): summary.csv, comparisons.csv, a chart, the tables of
 part B of docs/studies/gate-sink-lr.md and its verdict against the recipe's criteria.
 
-  /usr/bin/python3 docs/studies/gate-lm-sink/report.py [--check]
+  /usr/bin/python3 docs/studies/gate-sink-lr-lm-sink/report.py [--check]
 
 --check writes nothing and exits 1 naming each output that differs (ctest docs.study_gate_lm_sink_tables).
 SciPy (python3-scipy) for the intervals.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Measures every finished run of the gate-lr recipe into runs.csv (one row a run).
+"""Measures every finished run of the gate-sink-lr-rate recipe into runs.csv (one row a run).
 
-  docs/studies/gate-lr/measure.py RUNS [--headlab build/release/apps/headlab]
+  docs/studies/gate-sink-lr-rate/measure.py RUNS [--headlab build/release/apps/headlab]
 
 For each RUNS/runs/<gate>-lr<rate>-seed<k>: from summary.json the repeated-half accuracy and loss
 after the last step (the trainer's evaluation, 256 held-out sequences), loss spikes, the largest
@@ -31,7 +31,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("runs")
     ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/gate-lr")
+    ap.add_argument("--out", default="docs/studies/gate-sink-lr-rate")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     seeds = run_seeds(a.runs)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Measures every finished run of the gate-lm-sink recipe into runs.csv (one row a run) and
+"""Measures every finished run of the gate-sink-lr-lm-sink recipe into runs.csv (one row a run) and
 heads.csv (one row a head of a run).
 
-  docs/studies/gate-lm-sink/measure.py RUNS [--headlab build/release/apps/headlab]
+  docs/studies/gate-sink-lr-lm-sink/measure.py RUNS [--headlab build/release/apps/headlab]
 
 Writes RUNS/valid.txt, the held-out tenth of datasets/kjv/kjv.txt as the trainer cuts it. For each
 RUNS/runs/<gate>-seed<k>, on checkpoint.safetensors: `headlab heads --text RUNS/valid.txt
@@ -32,7 +32,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("runs")
     ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/gate-lm-sink")
+    ap.add_argument("--out", default="docs/studies/gate-sink-lr-lm-sink")
     a = ap.parse_args()
     commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
     valid = write_held_out(a.runs)
