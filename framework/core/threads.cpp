@@ -1,17 +1,38 @@
-// core/threads.cpp: the thread pool (OpenMP's) and parallel_for; see headlab/core/threads.hpp.
+// core/threads.cpp: headlab's thread pool and parallel_for; see headlab/core/threads.hpp.
+//
+// The pool (one per process, started on the first loop that needs it) keeps threads() - 1 worker
+// threads; the calling thread is the last member of every team. A loop of n items on T threads is
+// cut into the fixed chunks [c n / T, (c + 1) n / T), c = 0 .. T - 1, and every member, the caller
+// included, takes the next chunk not yet taken until none is left. Which thread runs a chunk
+// therefore never changes a number (the chunks write disjoint memory), and a worker that the
+// operating system has not scheduled (another process holds its core) does not hold the loop up:
+// the caller runs its chunks itself.
+//
+// Waiting yields. Between loops a worker spins for a short while (spin_budget, set by the program)
+// and then sleeps on a condition variable; the caller waiting for the last chunk does the same.
+// Spinning keeps the wake-up of back-to-back loops short on an idle machine; sleeping stops waiting
+// threads from burning the time slices that the thread they wait for, or another process, needs.
+// And when the workers keep missing loops, the caller runs them alone for a while
+// (detail::ContentionGuard). The pool used to be OpenMP's, whose threads busy-wait at each barrier
+// unless the user sets OMP_WAIT_POLICY before the program starts: beside one busy process a step
+// took twice as long at two threads as at one (bench/wait_policy.py, docs/performance.md).
 #include "headlab/core/threads.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <cblas.h>
 #if defined(__linux__)
+#include <pthread.h>
 #include <sched.h>
-#endif
-#if defined(HEADLAB_HAS_OPENMP)
-#include <omp.h>
 #endif
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
@@ -25,12 +46,186 @@ namespace {
 std::atomic<int> g_threads{1};
 std::atomic<std::size_t> g_min_work{std::size_t(1) << 18};  // see set_min_parallel_work
 
-bool inside_parallel_region() {
-#if defined(HEADLAB_HAS_OPENMP)
-  return omp_in_parallel() != 0;
+thread_local bool t_inside_loop = false;  // this thread is running a chunk of a parallel_for
+
+using Body = std::function<void(std::size_t, std::size_t)>;
+
+void cpu_relax() {
+#if defined(HEADLAB_HAS_MXCSR)
+  _mm_pause();
 #else
-  return false;
+  std::this_thread::yield();
 #endif
+}
+
+// How long a waiting thread spins before it sleeps: 50 microseconds (bench/wait_policy.py: idle,
+// within the noise of spinning for ever; sleeping at once costs the copy model 20-40% a step).
+// HEADLAB_SPIN_US overrides it for that measurement (0 = sleep at once).
+std::chrono::microseconds spin_budget() {
+  static const std::chrono::microseconds budget = [] {
+    const char* text = std::getenv("HEADLAB_SPIN_US");
+    if (text == nullptr || *text == '\0') return std::chrono::microseconds(50);
+    char* end = nullptr;
+    const long value = std::strtol(text, &end, 10);
+    if (*end != '\0' || value < 0 || value > 1000000) return std::chrono::microseconds(50);
+    return std::chrono::microseconds(value);
+  }();
+  return budget;
+}
+
+// Spins until done() holds or the budget is spent; true when done() held.
+template <typename Done>
+bool spin_until(const Done& done) {
+  const auto budget = spin_budget();
+  if (budget.count() == 0) return done();
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 1;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() - start > budget) return done();
+  }
+}
+
+class Pool {
+ public:
+  // Runs chunk c = [c n / T, (c + 1) n / T) of body for c = 0 .. T - 1 on the workers and the
+  // calling thread; returns when all have ended, rethrowing the first exception of a chunk.
+  void run(std::size_t n, std::size_t T, const Body& body) {
+    if (guard_.run_alone()) return run_alone(n, T, body);
+    start_workers(T - 1);
+    body_ = &body;
+    n_ = n;
+    chunks_.store(T, std::memory_order_relaxed);
+    finished_ = 0;
+    error_ = nullptr;
+#if defined(HEADLAB_HAS_MXCSR)
+    csr_ = _mm_getcsr();  // the caller's float mode (flush-to-zero): the same on every thread
+#endif
+    // A new ticket: the next generation, its chunk 0 not yet taken. Release: the loop's fields above
+    // are visible to whoever takes a chunk of this generation.
+    const std::uint64_t generation = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
+    ticket_.store(generation << 32, std::memory_order_seq_cst);
+    if (sleeping_workers_.load(std::memory_order_seq_cst) > 0) {
+      { const std::lock_guard<std::mutex> lock(mutex_); }
+      wake_.notify_all();
+    }
+    const std::size_t ran_here = run_chunks(generation);
+    if (!spin_until([&] { return finished_.load(std::memory_order_seq_cst) == T; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      caller_sleeping_.store(true, std::memory_order_seq_cst);
+      finished_cv_.wait(lock, [&] { return finished_.load(std::memory_order_seq_cst) == T; });
+      caller_sleeping_.store(false, std::memory_order_relaxed);
+    }
+    guard_.record(ran_here < T);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  // The same chunks, in order, on the calling thread: the same bits as with the workers.
+  static void run_alone(std::size_t n, std::size_t T, const Body& body) {
+    std::exception_ptr error;
+    t_inside_loop = true;
+    for (std::size_t c = 0; c < T; ++c) {
+      try {
+        if (n * c / T < n * (c + 1) / T) body(n * c / T, n * (c + 1) / T);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    t_inside_loop = false;
+    if (error) std::rethrow_exception(error);
+  }
+
+  void start_workers(std::size_t count) {
+    while (workers_ < count) {
+      std::thread(&Pool::work, this, workers_).detach();  // the pool lives as long as the process
+      ++workers_;
+    }
+  }
+
+  // Takes chunks of this generation until none is left; returns how many this thread ran.
+  std::size_t run_chunks(std::uint64_t generation) {
+    std::size_t ran = 0;
+    std::uint64_t ticket = ticket_.load(std::memory_order_acquire);
+    for (;;) {
+      // chunks_ may already be the next loop's when the ticket read is stale; the exchange then fails.
+      if ((ticket >> 32) != generation || (ticket & 0xffffffffu) >= chunks_.load(std::memory_order_relaxed)) return ran;
+      if (!ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) continue;
+      const std::size_t c = ticket & 0xffffffffu;
+      ticket = ticket + 1;
+#if defined(HEADLAB_HAS_MXCSR)
+      if (_mm_getcsr() != csr_) _mm_setcsr(csr_);
+#endif
+      const std::size_t T = chunks_.load(std::memory_order_relaxed);
+      const std::size_t begin = n_ * c / T, end = n_ * (c + 1) / T;
+      t_inside_loop = true;
+      try {
+        if (begin < end) (*body_)(begin, end);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      t_inside_loop = false;
+      ++ran;
+      if (finished_.fetch_add(1, std::memory_order_seq_cst) + 1 == T &&
+          caller_sleeping_.load(std::memory_order_seq_cst)) {
+        { const std::lock_guard<std::mutex> lock(mutex_); }
+        finished_cv_.notify_one();
+      }
+    }
+  }
+
+  void work(std::size_t index) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      // Workers beyond the current thread count do not spin: they would only find no chunk.
+      const bool wanted = index + 1 < static_cast<std::size_t>(g_threads.load(std::memory_order_relaxed));
+      auto fresh = [&] { return (ticket_.load(std::memory_order_seq_cst) >> 32) != seen; };
+      if (!(wanted && spin_until(fresh))) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.wait(lock, fresh);
+        sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      seen = ticket_.load(std::memory_order_acquire) >> 32;
+      run_chunks(seen);
+    }
+  }
+
+  // The loop being run; written by the caller before it publishes a new ticket.
+  const Body* body_ = nullptr;
+  std::size_t n_ = 0;
+  std::atomic<std::size_t> chunks_{0};
+  unsigned int csr_ = 0;
+  std::exception_ptr error_;  // the first chunk's exception, under mutex_
+
+  std::atomic<std::uint64_t> ticket_{0};  // generation << 32 | the next chunk to take
+  std::atomic<std::size_t> finished_{0};  // chunks of this generation that have ended
+  std::size_t workers_ = 0;
+  detail::ContentionGuard guard_;  // the caller's (loops run one at a time)
+
+  std::mutex mutex_;
+  std::condition_variable wake_;         // workers sleep here between loops
+  std::condition_variable finished_cv_;  // the caller sleeps here for the last chunks
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+};
+
+// One pool a process, never destroyed (its workers sleep until the process ends). A child made by
+// fork() has none of the parent's workers: it starts a pool of its own.
+Pool*& the_pool() {
+  static Pool* pool = [] {
+#if defined(__linux__)
+    pthread_atfork(nullptr, nullptr, [] { the_pool() = nullptr; });
+#endif
+    return static_cast<Pool*>(nullptr);
+  }();
+  return pool;
+}
+
+std::mutex& pool_mutex() {  // one loop at a time from outside the pool
+  static std::mutex* m = new std::mutex;
+  return *m;
 }
 }  // namespace
 
@@ -47,23 +242,11 @@ int available_cores() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-bool threads_supported() {
-#if defined(HEADLAB_HAS_OPENMP)
-  return true;
-#else
-  return false;
-#endif
-}
-
 void set_threads(int n) {
   if (n < 1) throw ValueError("set_threads: the thread count must be >= 1, got " + std::to_string(n));
-  if (!threads_supported()) n = 1;
   g_threads = n;
   // BLAS runs inside headlab's threads (one pool): each call on one thread.
   openblas_set_num_threads(1);
-#if defined(HEADLAB_HAS_OPENMP)
-  omp_set_num_threads(n);
-#endif
 }
 
 int threads() { return g_threads; }
@@ -73,7 +256,7 @@ std::size_t min_parallel_work() { return g_min_work; }
 
 std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item) {
   const auto T = static_cast<std::size_t>(g_threads.load());
-  if (T <= 1 || n < 2 || inside_parallel_region()) return 1;
+  if (T <= 1 || n < 2 || t_inside_loop) return 1;
   const std::size_t w = work_per_item < 1 ? 1 : work_per_item;
   const bool worth_it = n >= (g_min_work.load() + w - 1) / w;  // n * w >= min work, without overflow
   return worth_it ? (n < T ? n : T) : 1;
@@ -86,33 +269,31 @@ void parallel_for(std::size_t n, std::size_t work_per_item,
     if (n > 0) body(0, n);
     return;
   }
-#if defined(HEADLAB_HAS_OPENMP)
-  std::exception_ptr error;
-#if defined(HEADLAB_HAS_MXCSR)
-  const unsigned int csr = _mm_getcsr();  // the caller's float mode (flush-to-zero): the same on every thread
-#endif
-#pragma omp parallel num_threads(static_cast<int>(T))
-  {
-#if defined(HEADLAB_HAS_MXCSR)
-    if (_mm_getcsr() != csr) _mm_setcsr(csr);
-#endif
-    // The team may be smaller than asked; chunks follow the team's size (fixed for a given T).
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    const auto team = static_cast<std::size_t>(omp_get_num_threads());
-    const std::size_t begin = n * t / team, end = n * (t + 1) / team;
-    if (begin < end) {
-      try {
-        body(begin, end);
-      } catch (...) {
-#pragma omp critical(headlab_parallel_for_error)
-        if (!error) error = std::current_exception();
-      }
-    }
-  }
-  if (error) std::rethrow_exception(error);
-#else
-  body(0, n);
-#endif
+  // Two threads of the program may each start a loop: they take turns on the one pool.
+  const std::lock_guard<std::mutex> turn(pool_mutex());
+  Pool*& pool = the_pool();
+  if (pool == nullptr) pool = new Pool;
+  pool->run(n, T, body);
 }
 
+namespace detail {
+
+bool ContentionGuard::run_alone() {
+  if (alone_left_ == 0) return false;
+  if (--alone_left_ == 0) next_alone_ = next_alone_ * 2 > kMostAlone ? kMostAlone : next_alone_ * 2;
+  return true;
+}
+
+void ContentionGuard::record(bool workers_helped) {
+  if (!workers_helped) ++absent_;
+  if (++loops_ < kWindow) return;
+  if (absent_ >= kAbsentToYield) {
+    alone_left_ = next_alone_;
+  } else {
+    next_alone_ = kFirstAlone;
+  }
+  loops_ = absent_ = 0;
+}
+
+}  // namespace detail
 }  // namespace headlab

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "headlab/headlab.hpp"
@@ -26,7 +27,6 @@ bool same_bits(const Array<T>& a, const Array<T>& b) {
 }  // namespace
 
 TEST_CASE("threads: parallel_for covers every item once, in fixed contiguous chunks") {
-  if (!threads_supported()) return;  // a build without OpenMP runs everything on one thread
   const ThreadScope scope(3, 1);
   for (std::size_t n : {0, 1, 2, 3, 7, 100}) {
     CAPTURE(n);
@@ -50,7 +50,6 @@ TEST_CASE("threads: parallel_for covers every item once, in fixed contiguous chu
 }
 
 TEST_CASE("threads: small loops, nested loops and one thread stay on the calling thread") {
-  if (!threads_supported()) return;
   const ThreadScope scope(2, 1000);
   CHECK(parallel_chunks(10, 10) == 1);    // 100 < 1000: not worth waking the pool
   CHECK(parallel_chunks(10, 100) == 2);   // 1000
@@ -77,9 +76,65 @@ TEST_CASE("threads: an exception in a chunk reaches the caller after all chunks 
                                       if (b == 0) throw ValueError("chunk 0 failed");
                                     }),
                        "chunk 0 failed", ValueError);
-  CHECK(finished == int(threads_supported() ? 2 : 1));
+  CHECK(finished == 2);
   CHECK_THROWS_WITH_AS(set_threads(0), "set_threads: the thread count must be >= 1, got 0", ValueError);
   CHECK(available_cores() >= 1);
+}
+
+TEST_CASE("threads: the contention guard runs loops alone after a window of absent workers, longer while they stay absent") {
+  using Guard = detail::ContentionGuard;
+  Guard guard;
+  auto window = [&](std::size_t absent) {  // one window of loops that woke the workers
+    for (std::size_t i = 0; i < Guard::kWindow; ++i) {
+      CHECK_FALSE(guard.run_alone());
+      guard.record(i >= absent);
+    }
+  };
+  auto alone_loops = [&] {
+    std::size_t n = 0;
+    while (guard.run_alone()) ++n;
+    return n;
+  };
+  window(Guard::kAbsentToYield - 1);  // below the bar: the workers stay in use
+  CHECK(alone_loops() == 0);
+  window(Guard::kAbsentToYield);
+  CHECK(alone_loops() == Guard::kFirstAlone);
+  window(Guard::kWindow);  // still absent: twice as long, up to the most
+  CHECK(alone_loops() == 2 * Guard::kFirstAlone);
+  for (int i = 0; i < 8; ++i) {
+    window(Guard::kWindow);
+    CHECK(alone_loops() <= Guard::kMostAlone);
+  }
+  window(Guard::kWindow);
+  CHECK(alone_loops() == Guard::kMostAlone);
+  window(0);  // back: the next absence starts again from the first length
+  CHECK(alone_loops() == 0);
+  window(Guard::kWindow);
+  CHECK(alone_loops() == Guard::kFirstAlone);
+}
+
+TEST_CASE("threads: loops started from two program threads at once each run whole, with the same chunks") {
+  const ThreadScope scope(2, 1);
+  auto loop_sums = [](std::size_t offset) {
+    std::vector<std::size_t> sums;
+    for (std::size_t round = 0; round < 2000; ++round) {
+      std::vector<std::size_t> items(37 + round % 5, 0);
+      parallel_for(items.size(), 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) items[i] = offset + i * (b + 1);  // depends on the chunk
+      });
+      std::size_t sum = 0;
+      for (std::size_t v : items) sum += v;
+      sums.push_back(sum);
+    }
+    return sums;
+  };
+  const auto alone_a = loop_sums(1), alone_b = loop_sums(1000);
+  std::vector<std::size_t> together_a, together_b;
+  std::thread other([&] { together_b = loop_sums(1000); });
+  together_a = loop_sums(1);
+  other.join();
+  CHECK(together_a == alone_a);
+  CHECK(together_b == alone_b);
 }
 
 TEST_CASE("threads: row kernels and the optimiser give the same bits at 1 and 2 threads, and gemm at 2 stays within rounding") {

@@ -4,8 +4,10 @@
 // One pool does everything: headlab's loops (row kernels, elementwise ops, the optimiser, the
 // attention kernels) and BLAS. OpenBLAS is kept at one thread and its calls are split among
 // headlab's threads (a gemm by blocks of rows or columns, the per-head products by head), so the
-// two never compete for the cores. The pool is OpenMP's where the build has it (GCC's libgomp);
-// without it everything runs on the calling thread.
+// two never compete for the cores. The pool is headlab's own (core/threads.cpp): threads() - 1
+// workers and the calling thread, which take a loop's chunks in turn; a waiting thread spins a
+// moment and then sleeps, and when the workers keep missing loops (another process holds their
+// cores) the caller runs the chunks alone for a while (ContentionGuard below).
 //
 // Determinism: a loop of n items on T threads always gives thread t the items
 // [t n / T, (t + 1) n / T), and every kernel combines partial results in a fixed order, so the same
@@ -25,9 +27,6 @@ int available_cores();
 void set_threads(int n);
 int threads();
 
-// Whether this build can run more than one thread (false without OpenMP).
-bool threads_supported();
-
 // Work, in rough multiply-adds, below which a loop stays on the calling thread: waking the pool
 // costs about a microsecond, which a small op does not repay. Tests set it to 1 so that every
 // parallel path runs on tiny shapes.
@@ -44,5 +43,28 @@ void parallel_for(std::size_t n, std::size_t work_per_item,
 
 // The number of chunks parallel_for(n, work_per_item, ...) would use right now.
 std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item);
+
+namespace detail {
+
+// When to stop waking the workers. A loop in which the caller ran every chunk itself found no
+// worker ready: on a machine where another process holds the other cores that is most loops, and
+// waking workers only slows the caller. Every kWindow loops the guard looks back: kAbsentToYield or
+// more such loops and the next loops run on the caller alone, first kFirstAlone of them, twice as
+// many each time the workers are still missing after, at most kMostAlone; a window with fewer puts
+// the count back to kFirstAlone. Running alone computes the same chunks in order: the same bits.
+class ContentionGuard {
+ public:
+  static constexpr std::size_t kWindow = 32, kAbsentToYield = 8, kFirstAlone = 256, kMostAlone = 4096;
+
+  // Whether the next loop should run on the caller alone (counts that loop down).
+  bool run_alone();
+  // After a loop that did wake the workers: whether any of its chunks ran on a worker.
+  void record(bool workers_helped);
+
+ private:
+  std::size_t loops_ = 0, absent_ = 0, alone_left_ = 0, next_alone_ = kFirstAlone;
+};
+
+}  // namespace detail
 
 }  // namespace headlab
