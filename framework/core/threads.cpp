@@ -8,10 +8,12 @@
 // operating system has not scheduled (another process holds its core) does not hold the loop up:
 // the caller runs its chunks itself.
 //
-// Waiting yields. Between loops a worker spins for a short while (spin_budget, set by the program)
+// Waiting yields. Between loops a worker spins for a short while (spin_budget, 50 us)
 // and then sleeps on a condition variable; the caller waiting for the last chunk does the same.
 // Spinning keeps the wake-up of back-to-back loops short on an idle machine; sleeping stops waiting
 // threads from burning the time slices that the thread they wait for, or another process, needs.
+// Limits: a loop body must not start a thread that runs a parallel_for and wait for it (loops take
+// turns on the one pool: that would deadlock), and must not fork.
 // And when the workers keep missing loops, the caller runs them alone for a while
 // (detail::ContentionGuard). The pool used to be OpenMP's, whose threads busy-wait at each barrier
 // unless the user sets OMP_WAIT_POLICY before the program starts: beside one busy process a step
@@ -20,6 +22,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -47,6 +50,7 @@ std::atomic<int> g_threads{1};
 std::atomic<std::size_t> g_min_work{std::size_t(1) << 18};  // see set_min_parallel_work
 
 thread_local bool t_inside_loop = false;  // this thread is running a chunk of a parallel_for
+constexpr std::size_t kMostChunks = 0xffff;  // a loop's chunk count fits 16 bits of the ticket
 
 using Body = std::function<void(std::size_t, std::size_t)>;
 
@@ -95,16 +99,16 @@ class Pool {
     start_workers(T - 1);
     body_ = &body;
     n_ = n;
-    chunks_.store(T, std::memory_order_relaxed);
     finished_ = 0;
     error_ = nullptr;
 #if defined(HEADLAB_HAS_MXCSR)
     csr_ = _mm_getcsr();  // the caller's float mode (flush-to-zero): the same on every thread
 #endif
-    // A new ticket: the next generation, its chunk 0 not yet taken. Release: the loop's fields above
-    // are visible to whoever takes a chunk of this generation.
-    const std::uint64_t generation = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
-    ticket_.store(generation << 32, std::memory_order_seq_cst);
+    // A new ticket: the next generation, its chunk count, chunk 0 not yet taken. Release: the loop's
+    // fields above are visible to whoever takes a chunk of this generation (a take is an exchange
+    // from this ticket or a later one of the same generation).
+    const std::uint64_t generation = generation_of(ticket_.load(std::memory_order_relaxed)) + 1;
+    ticket_.store(generation << 32 | std::uint64_t(T) << 16, std::memory_order_seq_cst);
     if (sleeping_workers_.load(std::memory_order_seq_cst) > 0) {
       { const std::lock_guard<std::mutex> lock(mutex_); }
       wake_.notify_all();
@@ -143,20 +147,24 @@ class Pool {
     }
   }
 
+  // A ticket: generation << 32 | chunks << 16 | next chunk to take. The count and the next chunk
+  // travel in one word, so a take checks its bound against its own loop, never the next one's.
+  static std::uint64_t generation_of(std::uint64_t ticket) { return ticket >> 32; }
+  static std::size_t chunks_of(std::uint64_t ticket) { return (ticket >> 16) & 0xffffu; }
+  static std::size_t next_of(std::uint64_t ticket) { return ticket & 0xffffu; }
+
   // Takes chunks of this generation until none is left; returns how many this thread ran.
   std::size_t run_chunks(std::uint64_t generation) {
     std::size_t ran = 0;
     std::uint64_t ticket = ticket_.load(std::memory_order_acquire);
     for (;;) {
-      // chunks_ may already be the next loop's when the ticket read is stale; the exchange then fails.
-      if ((ticket >> 32) != generation || (ticket & 0xffffffffu) >= chunks_.load(std::memory_order_relaxed)) return ran;
+      if (generation_of(ticket) != generation || next_of(ticket) >= chunks_of(ticket)) return ran;
       if (!ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) continue;
-      const std::size_t c = ticket & 0xffffffffu;
+      const std::size_t c = next_of(ticket), T = chunks_of(ticket);
       ticket = ticket + 1;
 #if defined(HEADLAB_HAS_MXCSR)
       if (_mm_getcsr() != csr_) _mm_setcsr(csr_);
 #endif
-      const std::size_t T = chunks_.load(std::memory_order_relaxed);
       const std::size_t begin = n_ * c / T, end = n_ * (c + 1) / T;
       t_inside_loop = true;
       try {
@@ -180,14 +188,14 @@ class Pool {
     for (;;) {
       // Workers beyond the current thread count do not spin: they would only find no chunk.
       const bool wanted = index + 1 < static_cast<std::size_t>(g_threads.load(std::memory_order_relaxed));
-      auto fresh = [&] { return (ticket_.load(std::memory_order_seq_cst) >> 32) != seen; };
+      auto fresh = [&] { return generation_of(ticket_.load(std::memory_order_seq_cst)) != seen; };
       if (!(wanted && spin_until(fresh))) {
         std::unique_lock<std::mutex> lock(mutex_);
         sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
         wake_.wait(lock, fresh);
         sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
       }
-      seen = ticket_.load(std::memory_order_acquire) >> 32;
+      seen = generation_of(ticket_.load(std::memory_order_acquire));
       run_chunks(seen);
     }
   }
@@ -195,11 +203,10 @@ class Pool {
   // The loop being run; written by the caller before it publishes a new ticket.
   const Body* body_ = nullptr;
   std::size_t n_ = 0;
-  std::atomic<std::size_t> chunks_{0};
   unsigned int csr_ = 0;
-  std::exception_ptr error_;  // the first chunk's exception, under mutex_
+  std::exception_ptr error_;  // the first chunk's exception: set under mutex_, read once all have ended
 
-  std::atomic<std::uint64_t> ticket_{0};  // generation << 32 | the next chunk to take
+  std::atomic<std::uint64_t> ticket_{0};  // see generation_of
   std::atomic<std::size_t> finished_{0};  // chunks of this generation that have ended
   std::size_t workers_ = 0;
   detail::ContentionGuard guard_;  // the caller's (loops run one at a time)
@@ -211,21 +218,23 @@ class Pool {
   std::atomic<bool> caller_sleeping_{false};
 };
 
-// One pool a process, never destroyed (its workers sleep until the process ends). A child made by
-// fork() has none of the parent's workers: it starts a pool of its own.
-Pool*& the_pool() {
-  static Pool* pool = [] {
-#if defined(__linux__)
-    pthread_atfork(nullptr, nullptr, [] { the_pool() = nullptr; });
-#endif
-    return static_cast<Pool*>(nullptr);
-  }();
-  return pool;
-}
+// One pool a process, never destroyed (its workers sleep until the process ends), and the lock by
+// which loops started from several program threads take turns on it. A child made by fork() has
+// none of the parent's workers, and the lock may have been held by a thread it does not have: it
+// starts with a pool and a lock of its own.
+struct PoolAndTurn {
+  Pool* pool = nullptr;
+  std::mutex* turn = new std::mutex;
+};
 
-std::mutex& pool_mutex() {  // one loop at a time from outside the pool
-  static std::mutex* m = new std::mutex;
-  return *m;
+PoolAndTurn& the_pool() {
+  static PoolAndTurn* shared = [] {
+#if defined(__linux__)
+    pthread_atfork(nullptr, nullptr, [] { the_pool() = PoolAndTurn{}; });
+#endif
+    return new PoolAndTurn;
+  }();
+  return *shared;
 }
 }  // namespace
 
@@ -255,7 +264,7 @@ void set_min_parallel_work(std::size_t work) { g_min_work = work < 1 ? 1 : work;
 std::size_t min_parallel_work() { return g_min_work; }
 
 std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item) {
-  const auto T = static_cast<std::size_t>(g_threads.load());
+  const auto T = std::min<std::size_t>(static_cast<std::size_t>(g_threads.load()), kMostChunks);
   if (T <= 1 || n < 2 || t_inside_loop) return 1;
   const std::size_t w = work_per_item < 1 ? 1 : work_per_item;
   const bool worth_it = n >= (g_min_work.load() + w - 1) / w;  // n * w >= min work, without overflow
@@ -270,16 +279,22 @@ void parallel_for(std::size_t n, std::size_t work_per_item,
     return;
   }
   // Two threads of the program may each start a loop: they take turns on the one pool.
-  const std::lock_guard<std::mutex> turn(pool_mutex());
-  Pool*& pool = the_pool();
-  if (pool == nullptr) pool = new Pool;
-  pool->run(n, T, body);
+  PoolAndTurn& shared = the_pool();
+  const std::lock_guard<std::mutex> turn(*shared.turn);
+  if (shared.pool == nullptr) shared.pool = new Pool;
+  shared.pool->run(n, T, body);
 }
 
 namespace detail {
 
+namespace {
+std::atomic<bool> g_guard_enabled{true};
+}
+
+void ContentionGuard::set_enabled(bool enabled) { g_guard_enabled = enabled; }
+
 bool ContentionGuard::run_alone() {
-  if (alone_left_ == 0) return false;
+  if (alone_left_ == 0 || !g_guard_enabled.load(std::memory_order_relaxed)) return false;
   if (--alone_left_ == 0) next_alone_ = next_alone_ * 2 > kMostAlone ? kMostAlone : next_alone_ * 2;
   return true;
 }

@@ -113,8 +113,29 @@ TEST_CASE("threads: the contention guard runs loops alone after a window of abse
   CHECK(alone_loops() == Guard::kFirstAlone);
 }
 
+namespace {
+struct GuardOff {  // every loop goes through the pool's workers, contended or not
+  GuardOff() { detail::ContentionGuard::set_enabled(false); }
+  ~GuardOff() { detail::ContentionGuard::set_enabled(true); }
+};
+}  // namespace
+
+TEST_CASE("threads: loops of 1 to 4 chunks in a row each run every chunk once, whichever thread is late") {
+  const ThreadScope scope(4, 1);
+  const GuardOff guard_off;
+  for (std::size_t round = 0; round < 20000; ++round) {
+    const std::size_t n = 1 + (round * 7) % 4;  // the chunk count changes from loop to loop
+    std::vector<std::atomic<int>> runs(n);
+    parallel_for(n, 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) runs[i].fetch_add(1);
+    });
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(runs[i].load() == 1);
+  }
+}
+
 TEST_CASE("threads: loops started from two program threads at once each run whole, with the same chunks") {
   const ThreadScope scope(2, 1);
+  const GuardOff guard_off;
   auto loop_sums = [](std::size_t offset) {
     std::vector<std::size_t> sums;
     for (std::size_t round = 0; round < 2000; ++round) {

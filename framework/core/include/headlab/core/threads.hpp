@@ -9,9 +9,9 @@
 // moment and then sleeps, and when the workers keep missing loops (another process holds their
 // cores) the caller runs the chunks alone for a while (ContentionGuard below).
 //
-// Determinism: a loop of n items on T threads always gives thread t the items
-// [t n / T, (t + 1) n / T), and every kernel combines partial results in a fixed order, so the same
-// input and the same thread count give the same bits. Different thread counts may differ in the
+// Determinism: a loop of n items on T threads is always cut into the chunks [c n / T, (c + 1) n / T),
+// c = 0 .. T - 1, whichever thread runs each, and every kernel combines partial results in a fixed
+// order, so the same input and the same thread count give the same bits. Different thread counts may differ in the
 // last bits (a gemm split in two blocks rounds like two gemms).
 #pragma once
 
@@ -33,8 +33,9 @@ int threads();
 void set_min_parallel_work(std::size_t work);
 std::size_t min_parallel_work();
 
-// Runs body(begin, end) on contiguous chunks covering [0, n), one per thread (chunk t is
-// [t n / T, (t + 1) n / T)), and returns when all are done. T = threads(), fewer when n < T, and 1
+// Runs body(begin, end) on T contiguous chunks covering [0, n) (chunk c is [c n / T, (c + 1) n / T),
+// on whichever thread takes it), and returns when all are done. T = threads() (at most 65535),
+// fewer when n < T, and 1
 // when n * work_per_item < min_parallel_work() or when called from inside another parallel_for
 // (the inner loop then runs whole on its thread). The chunks must write disjoint memory. The first
 // exception a chunk throws is rethrown here once all chunks have finished.
@@ -60,6 +61,9 @@ class ContentionGuard {
   bool run_alone();
   // After a loop that did wake the workers: whether any of its chunks ran on a worker.
   void record(bool workers_helped);
+
+  // Off (tests only): every loop wakes the workers, so that the pool itself is exercised.
+  static void set_enabled(bool enabled);
 
  private:
   std::size_t loops_ = 0, absent_ = 0, alone_left_ = 0, next_alone_ = kFirstAlone;
