@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -222,19 +223,16 @@ class Pool {
 // which loops started from several program threads take turns on it. A child made by fork() has
 // none of the parent's workers, and the lock may have been held by a thread it does not have: it
 // starts with a pool and a lock of its own.
+// Constant-initialised (no static-initialisation guard that a fork could catch half-taken).
 struct PoolAndTurn {
   Pool* pool = nullptr;
-  std::mutex* turn = new std::mutex;
+  std::mutex turn;
 };
+PoolAndTurn g_shared;
 
-PoolAndTurn& the_pool() {
-  static PoolAndTurn* shared = [] {
-#if defined(__linux__)
-    pthread_atfork(nullptr, nullptr, [] { the_pool() = PoolAndTurn{}; });
-#endif
-    return new PoolAndTurn;
-  }();
-  return *shared;
+void forget_the_pool_in_child() {
+  new (&g_shared.turn) std::mutex;  // the parent's may be held by a thread the child lacks
+  g_shared.pool = nullptr;          // the parent's workers are not in the child
 }
 }  // namespace
 
@@ -279,10 +277,16 @@ void parallel_for(std::size_t n, std::size_t work_per_item,
     return;
   }
   // Two threads of the program may each start a loop: they take turns on the one pool.
-  PoolAndTurn& shared = the_pool();
-  const std::lock_guard<std::mutex> turn(*shared.turn);
-  if (shared.pool == nullptr) shared.pool = new Pool;
-  shared.pool->run(n, T, body);
+  const std::lock_guard<std::mutex> turn(g_shared.turn);
+  if (g_shared.pool == nullptr) {
+    static bool fork_handler_set = false;  // under the turn lock
+#if defined(__linux__)
+    if (!fork_handler_set) pthread_atfork(nullptr, nullptr, forget_the_pool_in_child);
+#endif
+    fork_handler_set = true;
+    g_shared.pool = new Pool;
+  }
+  g_shared.pool->run(n, T, body);
 }
 
 namespace detail {
@@ -294,12 +298,18 @@ std::atomic<bool> g_guard_enabled{true};
 void ContentionGuard::set_enabled(bool enabled) { g_guard_enabled = enabled; }
 
 bool ContentionGuard::run_alone() {
-  if (alone_left_ == 0 || !g_guard_enabled.load(std::memory_order_relaxed)) return false;
+  if (!g_guard_enabled.load(std::memory_order_relaxed)) {  // off: forget what was seen
+    loops_ = absent_ = alone_left_ = 0;
+    next_alone_ = kFirstAlone;
+    return false;
+  }
+  if (alone_left_ == 0) return false;
   if (--alone_left_ == 0) next_alone_ = next_alone_ * 2 > kMostAlone ? kMostAlone : next_alone_ * 2;
   return true;
 }
 
 void ContentionGuard::record(bool workers_helped) {
+  if (!g_guard_enabled.load(std::memory_order_relaxed)) return;
   if (!workers_helped) ++absent_;
   if (++loops_ < kWindow) return;
   if (absent_ >= kAbsentToYield) {

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "headlab/headlab.hpp"
 #include "headlab/core/shape_utils.hpp"
@@ -120,28 +124,35 @@ struct GuardOff {  // every loop goes through the pool's workers, contended or n
 };
 }  // namespace
 
-TEST_CASE("threads: loops of 1 to 4 chunks in a row each run every chunk once, whichever thread is late") {
+TEST_CASE("threads: loops of 2 to 4 chunks in a row each run every chunk once, whichever thread is late") {
   const ThreadScope scope(4, 1);
   const GuardOff guard_off;
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> chunks_on_workers{0};
   for (std::size_t round = 0; round < 20000; ++round) {
-    const std::size_t n = 1 + (round * 7) % 4;  // the chunk count changes from loop to loop
+    const std::size_t n = 2 + (round * 7) % 3;  // the chunk count changes from loop to loop
     std::vector<std::atomic<int>> runs(n);
     parallel_for(n, 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t i = b; i < e; ++i) runs[i].fetch_add(1);
+      if (std::this_thread::get_id() != caller) chunks_on_workers.fetch_add(1);
     });
     for (std::size_t i = 0; i < n; ++i) REQUIRE(runs[i].load() == 1);
   }
+  CHECK(chunks_on_workers.load() > 0);  // the workers, not only the caller, took chunks
 }
 
 TEST_CASE("threads: loops started from two program threads at once each run whole, with the same chunks") {
   const ThreadScope scope(2, 1);
   const GuardOff guard_off;
-  auto loop_sums = [](std::size_t offset) {
+  std::atomic<int> chunks_elsewhere{0};  // chunks run on a thread other than the loop's caller
+  auto loop_sums = [&](std::size_t offset) {
+    const std::thread::id caller = std::this_thread::get_id();
     std::vector<std::size_t> sums;
     for (std::size_t round = 0; round < 2000; ++round) {
       std::vector<std::size_t> items(37 + round % 5, 0);
       parallel_for(items.size(), 1, [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) items[i] = offset + i * (b + 1);  // depends on the chunk
+        if (std::this_thread::get_id() != caller) chunks_elsewhere.fetch_add(1);
       });
       std::size_t sum = 0;
       for (std::size_t v : items) sum += v;
@@ -156,6 +167,33 @@ TEST_CASE("threads: loops started from two program threads at once each run whol
   other.join();
   CHECK(together_a == alone_a);
   CHECK(together_b == alone_b);
+  CHECK(chunks_elsewhere.load() > 0);  // loops reached the pool's workers
+}
+
+TEST_CASE("threads: a child forked while another thread runs a loop gets a pool of its own") {
+  const ThreadScope scope(2, 1);
+  const GuardOff guard_off;
+  std::atomic<bool> loop_started{false};
+  std::thread busy([&] {  // holds the pool's turn for about 300 ms
+    parallel_for(2, 1, [&](std::size_t, std::size_t) {
+      loop_started = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    });
+  });
+  while (!loop_started) std::this_thread::yield();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::alarm(10);  // a child stuck on the parent's pool dies of SIGALRM
+    std::atomic<int> items{0};
+    parallel_for(4, 1, [&](std::size_t b, std::size_t e) { items += int(e - b); });
+    ::_exit(items == 4 ? 0 : 1);
+  }
+  busy.join();
+  REQUIRE(child > 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("threads: row kernels and the optimiser give the same bits at 1 and 2 threads, and gemm at 2 stays within rounding") {
