@@ -12,17 +12,18 @@
 // and then sleeps on a condition variable; the caller waiting for the last chunk does the same.
 // Spinning keeps the wake-up of back-to-back loops short on an idle machine; sleeping stops waiting
 // threads from burning the time slices that the thread they wait for, or another process, needs.
-// Limits: a loop body must not start a thread that runs a parallel_for and wait for it (loops take
-// turns on the one pool: that would deadlock), and must not fork.
 // And when the workers keep missing loops, the caller runs them alone for a while
 // (detail::ContentionGuard). The pool used to be OpenMP's, whose threads busy-wait at each barrier
 // unless the user sets OMP_WAIT_POLICY before the program starts: beside one busy process a step
 // took twice as long at two threads as at one (bench/wait_policy.py, docs/performance.md).
+//
+// Limits: a loop body must not start a thread that runs a parallel_for and wait for it (loops take
+// turns on the one pool: that would deadlock), and must not fork.
 #include "headlab/core/threads.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -63,9 +64,10 @@ void cpu_relax() {
 #endif
 }
 
-// How long a waiting thread spins before it sleeps: 50 microseconds (bench/wait_policy.py: idle,
-// within the noise of spinning for ever; sleeping at once costs the copy model 20-40% a step).
-// HEADLAB_SPIN_US overrides it for that measurement (0 = sleep at once).
+// How long a waiting thread spins before it sleeps: 50 microseconds, long enough to catch the next
+// loop of a training step, short next to a time slice. bench/wait_policy.py measures 0, 50 and 200
+// us (HEADLAB_SPIN_US overrides it for that measurement; 0 = sleep at once): on the 2-vCPU EPYC of
+// 2026-12-05 sleeping at once cost copy 20-50% in two runs of three, the rest was within noise.
 std::chrono::microseconds spin_budget() {
   static const std::chrono::microseconds budget = [] {
     const char* text = std::getenv("HEADLAB_SPIN_US");
