@@ -5,7 +5,9 @@
 //   bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [threads=N] [seq=T]  -> one JSON line
 //        flash: the tiled attention kernel in every module; ftz: set_flush_denormal(true);
 //        threads=N: headlab's thread count (default 1); seq=T: T input tokens, batch 2048 / T;
-//        work=W: set_min_parallel_work(W), the size below which a loop stays on one thread
+//        work=W: set_min_parallel_work(W), the size below which a loop stays on one thread;
+//        split=0: every op split among the threads, never the batch (at threads > 1 a step cuts
+//        the batch into one part per thread, as headlab train does: headlab/core/data_parallel.hpp)
 //   bench_train_step sgemm [n] [threads=N]      -> one JSON line: GFLOP/s of an n^3 sgemm
 //   bench_train_step gemm-rate CONFIG [threads=N] [seq=T]
 //        -> one JSON line: GFLOP/s of the model's own products (every linear layer's forward and
@@ -34,6 +36,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "headlab/core/data_parallel.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/models/transformer.hpp"
 #include "headlab/ops/ops.hpp"
@@ -181,7 +184,7 @@ int main(int argc, char** argv) {
   // key=value arguments anywhere after the first; the rest are positional.
   std::vector<std::string> plain;
   std::size_t thread_count = 1, seq = 0;
-  bool flash = false, ftz = false;
+  bool flash = false, ftz = false, split = true;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("threads=", 0) == 0) {
@@ -190,6 +193,8 @@ int main(int argc, char** argv) {
       set_min_parallel_work(std::stoul(arg.substr(5)));
     } else if (arg.rfind("seq=", 0) == 0) {
       seq = std::stoul(arg.substr(4));
+    } else if (arg.rfind("split=", 0) == 0) {
+      split = arg.substr(6) != "0";
     } else if (arg == "flash") {
       flash = true;
     } else if (arg == "ftz") {
@@ -260,13 +265,32 @@ int main(int argc, char** argv) {
     forward_flops = transformer_flops_per_token(tc, cfg->length, cfg->length - 1) * double(cfg->batch * (cfg->length - 1));
   }
   Adam<float> adam(params, ao);
+  const std::size_t parts = split ? data_parallel_parts(cfg->batch) : 1;
+  const PartLossFn part_loss = [&](std::size_t begin, std::size_t end, Generator*) {
+    const auto rows = [&](const IndexArray& a) -> IndexArray {
+      return xt::view(a, xt::range(std::ptrdiff_t(begin), std::ptrdiff_t(end)), xt::all());
+    };
+    const IndexArray part_inputs = rows(inputs);
+    const IndexArray part_labels = xt::view(labels, xt::range(std::ptrdiff_t(begin) * (L - 1), std::ptrdiff_t(end) * (L - 1)));
+    const Tensor<float> logits =
+        lm ? lm->forward(part_inputs, nullptr) : seq2seq->forward(rows(src), part_inputs, Masks{}, nullptr);
+    return PartLoss{cross_entropy(reshape(logits, {-1, V}), part_labels), part_labels.size()};
+  };
   std::vector<double> ms;
   for (std::size_t s = 0; s < warmup + steps; ++s) {
     const auto t0 = std::chrono::steady_clock::now();
     adam.zero_grad();
-    const Tensor<float> logits = lm ? lm->forward(inputs, nullptr) : seq2seq->forward(src, inputs, Masks{}, nullptr);
-    const Tensor<float> loss = cross_entropy(reshape(logits, {-1, V}), labels);
-    loss.backward();
+    if (parts > 1) {  // the gradient of the token sum, part by part; then the mean's
+      const DataParallelResult r = data_parallel_backward(params, cfg->batch, parts, part_loss, nullptr);
+      const float inverse_tokens = 1.0f / static_cast<float>(r.tokens);
+      for (const Tensor<float>& p : params)
+        if (p.has_grad())
+          for (float& g : p.node()->grad) g *= inverse_tokens;
+    } else {
+      const Tensor<float> logits = lm ? lm->forward(inputs, nullptr) : seq2seq->forward(src, inputs, Masks{}, nullptr);
+      const Tensor<float> loss = cross_entropy(reshape(logits, {-1, V}), labels);
+      loss.backward();
+    }
     adam.step();
     if (s >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
@@ -275,7 +299,7 @@ int main(int argc, char** argv) {
   for (const auto& p : params) n_params += p.value().size();
   std::cout << "{\"side\": \"headlab\", \"config\": \"" << cfg->name << "\", \"flash\": " << (flash ? "true" : "false")
             << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"threads\": " << threads()
-            << ", \"seq\": " << cfg->length - 1 << ", \"batch\": " << cfg->batch << ", \"ms_per_step\": " << m
+            << ", \"parts\": " << parts << ", \"seq\": " << cfg->length - 1 << ", \"batch\": " << cfg->batch << ", \"ms_per_step\": " << m
             << ", \"flops_per_step\": " << flops << ", \"gflops\": " << flops / (m * 1e6)
             << ", \"parameters\": " << n_params << ", \"peak_rss_mb\": " << peak_rss_mb() << ", \"steps\": " << steps
             << "}\n";

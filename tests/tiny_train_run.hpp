@@ -5,7 +5,13 @@
 #include <filesystem>
 #include <sstream>
 
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "headlab/core/threads.hpp"
 #include "headlab/train/trainer.hpp"
+#include "test_support.hpp"
 
 namespace headlab::testing {
 
@@ -52,6 +58,34 @@ inline TrainOptions smallest_copy_run_trained(const std::filesystem::path& dir) 
   std::ostringstream log;
   train(o, log);
   return o;
+}
+
+// Trains `o` at 1 and at 2 threads (where the loop cuts each batch into one part per thread:
+// headlab/core/data_parallel.hpp) and checks the data-parallel step: the same losses to float
+// rounding, and not the same bits everywhere (the cut took effect: no op is split among threads
+// here, so nothing else could change a bit). Returns the 2-thread losses.
+inline std::vector<double> check_two_threads_match_one(const TrainOptions& o) {
+  std::ostringstream log;
+  std::vector<double> one, two;
+  const std::size_t no_op_split = std::size_t(1) << 40;
+  {
+    const ThreadScope scope(1, no_op_split);
+    one = train(o, log).losses;
+  }
+  {
+    const ThreadScope scope(2, no_op_split);
+    two = train(o, log).losses;
+  }
+  REQUIRE(one.size() == o.steps);
+  REQUIRE(two.size() == o.steps);
+  bool any_differs = false;
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    CAPTURE(i);
+    CHECK(two[i] == doctest::Approx(one[i]).epsilon(1e-4));
+    any_differs = any_differs || two[i] != one[i];
+  }
+  CHECK(any_differs);
+  return two;
 }
 
 }  // namespace headlab::testing

@@ -1,5 +1,6 @@
 // tensor.cpp: Tensor handle, graph nodes, gradient mode, factories, printing.
 #include "headlab/core/tensor.hpp"
+#include "headlab/core/data_parallel.hpp"
 #include "headlab/core/anomaly.hpp"
 
 #include <cmath>
@@ -184,6 +185,7 @@ void accumulate_grad(Node<T>& input, Array<T>&& contribution, const std::string&
     throw GradientShapeError(op + " backward: gradient of shape " + shape_str(detail::shape_of(contribution)) +
                              " for an input of shape " + shape_str(input_shape));
   }
+  if (LeafGradients<T>* sink = LeafGradients<T>::current(); sink && sink->add(&input, contribution)) return;
   if (!input.has_grad) {
     input.grad = std::move(contribution);
     input.has_grad = true;

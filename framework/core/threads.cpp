@@ -97,8 +97,9 @@ class Pool {
  public:
   // Runs chunk c = [c n / T, (c + 1) n / T) of body for c = 0 .. T - 1 on the workers and the
   // calling thread; returns when all have ended, rethrowing the first exception of a chunk.
-  void run(std::size_t n, std::size_t T, const Body& body) {
-    if (guard_.run_alone()) return run_alone(n, T, body);
+  // coarse: long chunks (parallel_parts): the workers are always woken and the guard not told.
+  void run(std::size_t n, std::size_t T, const Body& body, bool coarse) {
+    if (!coarse && guard_.run_alone()) return run_alone(n, T, body);
     start_workers(T - 1);
     body_ = &body;
     n_ = n;
@@ -123,7 +124,7 @@ class Pool {
       finished_cv_.wait(lock, [&] { return finished_.load(std::memory_order_seq_cst) == T; });
       caller_sleeping_.store(false, std::memory_order_relaxed);
     }
-    guard_.record(ran_here < T);
+    if (!coarse) guard_.record(ran_here < T);
     if (error_) std::rethrow_exception(error_);
   }
 
@@ -271,13 +272,9 @@ std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item) {
   return worth_it ? (n < T ? n : T) : 1;
 }
 
-void parallel_for(std::size_t n, std::size_t work_per_item,
-                  const std::function<void(std::size_t begin, std::size_t end)>& body) {
-  const std::size_t T = parallel_chunks(n, work_per_item);
-  if (T <= 1) {
-    if (n > 0) body(0, n);
-    return;
-  }
+namespace {
+// parallel_for's loop of T >= 2 chunks on the pool (started on first use).
+void run_on_pool(std::size_t n, std::size_t T, const Body& body, bool coarse) {
   // Two threads of the program may each start a loop: they take turns on the one pool.
   const std::lock_guard<std::mutex> turn(g_shared.turn);
   if (g_shared.pool == nullptr) {
@@ -288,7 +285,31 @@ void parallel_for(std::size_t n, std::size_t work_per_item,
     fork_handler_set = true;
     g_shared.pool = new Pool;
   }
-  g_shared.pool->run(n, T, body);
+  g_shared.pool->run(n, T, body, coarse);
+}
+}  // namespace
+
+void parallel_for(std::size_t n, std::size_t work_per_item,
+                  const std::function<void(std::size_t begin, std::size_t end)>& body) {
+  const std::size_t T = parallel_chunks(n, work_per_item);
+  if (T <= 1) {
+    if (n > 0) body(0, n);
+    return;
+  }
+  run_on_pool(n, T, body, false);
+}
+
+void parallel_parts(std::size_t parts, const std::function<void(std::size_t part)>& body) {
+  const std::size_t T = parallel_chunks(parts, min_parallel_work());  // n * min work >= min work
+  if (T != parts && T > 1) {
+    throw ValueError("parallel_parts: " + std::to_string(parts) + " parts on " + std::to_string(T) +
+                     " chunks (at most threads() parts)");
+  }
+  const Body each = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t p = begin; p < end; ++p) body(p);
+  };
+  if (T <= 1) return each(0, parts);
+  run_on_pool(parts, T, each, true);
 }
 
 namespace detail {

@@ -66,10 +66,15 @@ class CopyTask : public detail::TrainingTask {
 
   Module<float>& model() override { return model_; }
 
-  detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
-    const IndexArray data = copy_task_batch(data_rng, o_.batch, o_.length, o_.vocab);
+  std::size_t draw_batch(std::size_t, Generator& data_rng) override {
+    batch_ = copy_task_batch(data_rng, o_.batch, o_.length, o_.vocab);
+    return o_.batch;
+  }
+
+  detail::StepLoss rows_loss(std::size_t begin, std::size_t end, Generator* dropout_rng) override {
+    const IndexArray data = detail::batch_rows(batch_, begin, end);  // (b, L)
     const TeacherForcing tf = teacher_forcing(data);
-    const Tensor<float> logits = model_.forward(data, tf.input, Masks{}, &dropout_rng);  // (B, L-1, V)
+    const Tensor<float> logits = model_.forward(data, tf.input, Masks{}, dropout_rng);  // (b, L-1, V)
     const auto V = static_cast<std::ptrdiff_t>(o_.vocab);
     return {cross_entropy(reshape(logits, {-1, V}), tf.targets, 0, static_cast<float>(o_.label_smoothing)),
             tf.targets.size()};
@@ -121,6 +126,7 @@ class CopyTask : public detail::TrainingTask {
   const TrainOptions& o_;
   Transformer<float> model_;
   const IndexArray held_out_;
+  IndexArray batch_;  // the step's sequences (B, L), from draw_batch
 };
 
 }  // namespace

@@ -107,13 +107,18 @@ class InductionTask : public detail::TrainingTask {
 
   Module<float>& model() override { return model_; }
 
-  detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
+  std::size_t draw_batch(std::size_t, Generator& data_rng) override {
+    batch_ = induction_batch(data_rng, o_.batch, o_.length, o_.vocab).sequences;
+    return o_.batch;
+  }
+
+  detail::StepLoss rows_loss(std::size_t begin, std::size_t end, Generator* dropout_rng) override {
     const auto N = static_cast<std::ptrdiff_t>(2 * o_.length), V = static_cast<std::ptrdiff_t>(o_.vocab);
-    const IndexArray data = induction_batch(data_rng, o_.batch, o_.length, o_.vocab).sequences;
+    const IndexArray data = detail::batch_rows(batch_, begin, end);
     const IndexArray inputs = xt::view(data, xt::all(), xt::range(0, N));
     IndexArray targets = xt::view(data, xt::all(), xt::range(1, N + 1));
     targets.reshape({targets.size()});
-    const Tensor<float> logits = model_.forward(inputs, &dropout_rng);  // (B, 2T, V)
+    const Tensor<float> logits = model_.forward(inputs, dropout_rng);  // (b, 2T, V)
     return {cross_entropy(reshape(logits, {-1, V}), targets, -100, float(o_.label_smoothing)), targets.size()};
   }
 
@@ -145,6 +150,7 @@ class InductionTask : public detail::TrainingTask {
   const TrainOptions& o_;
   DecoderOnlyLM<float> model_;
   const InductionBatch held_out_;
+  IndexArray batch_;  // the step's sequences (B, 2T + 1), from draw_batch
 };
 
 }  // namespace

@@ -184,16 +184,22 @@ class LmTask : public detail::TrainingTask {
 
   Module<float>& model() override { return model_; }
 
-  detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
+  std::size_t draw_batch(std::size_t, Generator& data_rng) override {
     const std::size_t T = o_.length, last_start = data_.train.size() - (T + 1);
     std::vector<std::size_t> starts(o_.batch);
     for (std::size_t& s : starts) s = data_rng.below(last_start + 1);
-    const IndexArray w = windows(data_.train, starts, T + 1);  // (B, T + 1)
+    batch_ = windows(data_.train, starts, T + 1);  // (B, T + 1)
+    return o_.batch;
+  }
+
+  detail::StepLoss rows_loss(std::size_t begin, std::size_t end, Generator* dropout_rng) override {
+    const std::size_t T = o_.length;
+    const IndexArray w = detail::batch_rows(batch_, begin, end);  // (b, T + 1)
     IndexArray inputs = xt::view(w, xt::all(), xt::range(0, std::ptrdiff_t(T)));
     if (o_.bos_windows) start_with_bos(inputs);
     IndexArray targets = xt::view(w, xt::all(), xt::range(1, std::ptrdiff_t(T) + 1));
     targets.reshape({targets.size()});
-    const Tensor<float> logits = model_.forward(inputs, &dropout_rng);  // (B, T, V)
+    const Tensor<float> logits = model_.forward(inputs, dropout_rng);  // (b, T, V)
     const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
     return {cross_entropy(reshape(logits, {-1, V}), targets, -100, float(o_.label_smoothing)), targets.size()};
   }
@@ -240,6 +246,7 @@ class LmTask : public detail::TrainingTask {
   }
   const TrainOptions& o_;
   LmData data_;
+  IndexArray batch_;  // the step's windows (B, T + 1), from draw_batch
   DecoderOnlyLM<float> model_;
 };
 

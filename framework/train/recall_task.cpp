@@ -239,19 +239,24 @@ class RecallTask : public detail::TrainingTask {
 
   Module<float>& model() override { return model_; }
 
-  detail::StepLoss step_loss(std::size_t, Generator& data_rng, Generator& dropout_rng) override {
-    RecallBatch data;
+  std::size_t draw_batch(std::size_t, Generator& data_rng) override {
     if (o_.train_sequences == 0) {
-      data = recall_batch(data_rng, layout_, o_.batch, o_.length);
+      batch_ = recall_batch(data_rng, layout_, o_.batch, o_.length);
     } else {  // rows of the finite training set, with replacement
       std::vector<std::size_t> rows(o_.batch);
       for (std::size_t& r : rows) r = std::size_t(data_rng.below(o_.train_sequences));
-      data = recall_rows(training_set_, rows);
+      batch_ = recall_rows(training_set_, rows);
     }
-    data.targets.reshape({data.targets.size()});
-    const Tensor<float> logits = model_.forward(data.sequences, &dropout_rng);  // (B, 2n+1, V)
+    return o_.batch;
+  }
+
+  detail::StepLoss rows_loss(std::size_t begin, std::size_t end, Generator* dropout_rng) override {
+    const IndexArray sequences = detail::batch_rows(batch_.sequences, begin, end);  // (b, 2n+1)
+    IndexArray targets = detail::batch_rows(batch_.targets, begin, end);
+    targets.reshape({targets.size()});
+    const Tensor<float> logits = model_.forward(sequences, dropout_rng);  // (b, 2n+1, V)
     const auto V = static_cast<std::ptrdiff_t>(layout_.vocab());
-    return {cross_entropy(reshape(logits, {-1, V}), data.targets, -100, float(o_.label_smoothing)), o_.batch * o_.length};
+    return {cross_entropy(reshape(logits, {-1, V}), targets, -100, float(o_.label_smoothing)), (end - begin) * o_.length};
   }
 
   void evaluate(const detail::LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) override {
@@ -292,6 +297,7 @@ class RecallTask : public detail::TrainingTask {
   DecoderOnlyLM<float> model_;
   const RecallBatch held_out_;
   const RecallBatch training_set_;  // --train-sequences (empty: a fresh batch every step)
+  RecallBatch batch_;               // the step's sequences and targets, from draw_batch
   RecallBatch training_probe_;      // its first rows, scored at each evaluation
   RecallScore training_score_;      // the latest such score
 };

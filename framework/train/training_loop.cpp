@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/anomaly.hpp"
+#include "headlab/core/data_parallel.hpp"
 #include "headlab/core/file_writer.hpp"
 #include "headlab/core/machine.hpp"
 #include "headlab/core/threads.hpp"
@@ -44,8 +46,10 @@ std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size
 // step * N), each forward and backward at once so that only one batch's graph is alive. The
 // gradient is that of the mean over all their target tokens, as one N-times-larger batch would give:
 //   loss = sum_k tokens_k * loss_k / sum_k tokens_k        (loss_k: the mean over batch k's tokens)
-// A loss that is not finite is a NumericalError naming the step, before any backward; with
-// --stop-on-divergence it is returned with finite = false instead.
+// At several threads a batch is cut into one part per thread, each part's forward and backward on
+// its own thread (headlab/core/data_parallel.hpp): the same sum, over parts as well as batches.
+// A loss that is not finite is a NumericalError naming the step, before any gradient reaches the
+// parameters; with --stop-on-divergence it is returned with finite = false instead.
 StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::size_t step, Generator& data_rng,
                                Generator& dropout_rng) {
   auto finite = [&](double value) {
@@ -57,18 +61,30 @@ StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::s
   };
   StepLoss diverged;
   diverged.finite = false;
-  if (o.grad_accum == 1) {  // the plain step: backward of the batch's own mean
-    StepLoss batch = task.step_loss(step, data_rng, dropout_rng);
-    if (!finite(batch.loss.item())) return diverged;
-    batch.loss.backward();
-    return batch;
-  }
   double weighted_sum = 0;
   std::size_t tokens = 0;
   for (std::size_t k = 0; k < o.grad_accum; ++k) {
-    const StepLoss batch = task.step_loss((step - 1) * o.grad_accum + k + 1, data_rng, dropout_rng);
+    const std::size_t rows = task.draw_batch((step - 1) * o.grad_accum + k + 1, data_rng);
+    const std::size_t parts = data_parallel_parts(rows);
+    if (parts > 1) {  // the gradient of the sum over the batch's tokens, part by part
+      const PartLossFn part_loss = [&](std::size_t begin, std::size_t end, Generator* dropout) {
+        const StepLoss part = task.rows_loss(begin, end, dropout);
+        return PartLoss{part.loss, part.tokens};
+      };
+      const DataParallelResult r = data_parallel_backward(task.model().parameters(), rows, parts, part_loss, &dropout_rng);
+      const double value = r.finite ? r.loss_sum / double(r.tokens) : std::numeric_limits<double>::quiet_NaN();
+      if (!finite(value)) return diverged;
+      weighted_sum += r.loss_sum;
+      tokens += r.tokens;
+      continue;
+    }
+    StepLoss batch = task.rows_loss(0, rows, &dropout_rng);
     const double value = batch.loss.item();
     if (!finite(value)) return diverged;
+    if (o.grad_accum == 1) {  // the plain step: backward of the batch's own mean
+      batch.loss.backward();
+      return batch;
+    }
     mul_scalar(batch.loss, static_cast<float>(batch.tokens)).backward();  // gradients add up across batches
     weighted_sum += value * double(batch.tokens);
     tokens += batch.tokens;

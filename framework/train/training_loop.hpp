@@ -33,6 +33,7 @@
 // The time budget counts training steps only: evaluations, saving and start-up are left out.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -102,10 +103,18 @@ class TrainingTask {
  public:
   virtual ~TrainingTask() = default;
   virtual Module<float>& model() = 0;
-  // Forward pass of batch number `batch` (from 1; the step's number unless --grad-accum N, which
-  // takes batches (step - 1) * N + 1 to step * N) in training mode: data from data_rng, dropout
-  // from dropout_rng. The loss is the mean over the batch's `tokens` target tokens.
-  virtual StepLoss step_loss(std::size_t batch, Generator& data_rng, Generator& dropout_rng) = 0;
+  // Draws batch number `batch` (from 1; the step's number unless --grad-accum N, which takes
+  // batches (step - 1) * N + 1 to step * N) from data_rng and keeps it; returns its rows (sequences).
+  virtual std::size_t draw_batch(std::size_t batch, Generator& data_rng) = 0;
+  // Forward pass of rows [begin, end) of the kept batch in training mode, dropout from dropout_rng
+  // (nullptr: none). The loss is the mean over those rows' `tokens` target tokens. Called on
+  // several threads at once for disjoint rows (a data-parallel step): it must only read the task.
+  virtual StepLoss rows_loss(std::size_t begin, std::size_t end, Generator* dropout_rng) = 0;
+  // The whole batch's forward pass: draw_batch, then rows_loss of all its rows.
+  StepLoss step_loss(std::size_t batch, Generator& data_rng, Generator& dropout_rng) {
+    const std::size_t rows = draw_batch(batch, data_rng);
+    return rows_loss(0, rows, &dropout_rng);
+  }
   // Scores the current weights: sets the task's numbers in `result` and `row`, prints one line to log.
   virtual void evaluate(const LoopState& state, TrainResult& result, MetricRow& row, std::ostream& log) = 0;
   // Called when an evaluation is the best so far (state.best is it): translate keeps the weights.
@@ -160,6 +169,16 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                    const std::map<std::string, double>& extra = {});
 // xavier_uniform on every matrix (The Annotated Transformer's make_model).
 void xavier_matrices(Module<float>& model, Generator& gen);
+// Rows [begin, end) of a batch's array along its first axis (a part of a data-parallel step).
+template <typename A>
+A batch_rows(const A& a, std::size_t begin, std::size_t end) {
+  std::vector<std::size_t> shape(a.shape().begin(), a.shape().end());
+  const std::size_t row = shape[0] ? a.size() / shape[0] : 0;  // elements per row (row-major: contiguous)
+  shape[0] = end - begin;
+  A rows = A::from_shape(shape);
+  std::copy(a.data() + begin * row, a.data() + end * row, rows.data());
+  return rows;
+}
 // RUN_DIR/<name>, or "" without a run directory.
 std::string run_file(const TrainOptions& o, const std::string& name);
 

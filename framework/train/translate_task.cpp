@@ -334,18 +334,36 @@ class TranslateTask : public detail::TrainingTask {
   }
 
   // Batch number n (from 1) depends only on (seed, n): a shuffle per epoch.
-  detail::StepLoss step_loss(std::size_t batch, Generator&, Generator& dropout_rng) override {
+  std::size_t draw_batch(std::size_t batch, Generator&) override {
     const std::size_t e = (batch - 1) / batches_.size();
     if (e != epoch_) {
       epoch_ = e;
       order_ = epoch_order(o_.seed, epoch_, batches_.size());
     }
-    const Batch& b = batches_[order_[(batch - 1) % batches_.size()]];
+    current_ = &batches_[order_[(batch - 1) % batches_.size()]];
+    return current_->source.shape()[0];
+  }
+
+  detail::StepLoss rows_loss(std::size_t begin, std::size_t end, Generator* dropout_rng) override {
+    const Batch& b = *current_;
+    if (begin == 0 && end == b.source.shape()[0]) {  // the whole batch: no copies
+      const Tensor<float> logits =
+          model_.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, dropout_rng);  // (B, T-1, V)
+      const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
+      return {cross_entropy(reshape(logits, {-1, V}), b.target_out, 0, static_cast<float>(o_.label_smoothing)),
+              b.target_tokens};
+    }
+    const std::size_t W = b.target_in.shape()[1];  // T - 1 labels per row
+    IndexArray labels = IndexArray::from_shape({(end - begin) * W});  // target_out's rows begin .. end
+    std::copy(b.target_out.data() + begin * W, b.target_out.data() + end * W, labels.data());
+    std::size_t tokens = 0;
+    for (const std::int64_t id : labels) tokens += id != 0;  // not pad (the loss ignores pad, id 0)
     const Tensor<float> logits =
-        model_.forward(b.source, b.target_in, Masks{b.source_padding, b.target_padding}, &dropout_rng);  // (B, T-1, V)
+        model_.forward(detail::batch_rows(b.source, begin, end), detail::batch_rows(b.target_in, begin, end),
+                       Masks{detail::batch_rows(b.source_padding, begin, end), detail::batch_rows(b.target_padding, begin, end)},
+                       dropout_rng);  // (b, T-1, V)
     const auto V = static_cast<std::ptrdiff_t>(logits.shape().back());
-    return {cross_entropy(reshape(logits, {-1, V}), b.target_out, 0, static_cast<float>(o_.label_smoothing)),
-            b.target_tokens};
+    return {cross_entropy(reshape(logits, {-1, V}), labels, 0, static_cast<float>(o_.label_smoothing)), tokens};
   }
 
   // Validation loss and greedy BLEU; the loop keeps the best weights by --select (" *" marks them).
@@ -507,6 +525,7 @@ class TranslateTask : public detail::TrainingTask {
   DecodeOptions greedy_;
   std::size_t epoch_ = SIZE_MAX;
   std::vector<std::size_t> order_;
+  const Batch* current_ = nullptr;  // the step's batch, from draw_batch
   nlohmann::json curve_ = nlohmann::json::array();
   Module<float>::StateDict best_state_;  // the weights of state.best (empty until keep_best)
 };

@@ -12,6 +12,7 @@
 #include "headlab/train/trainer.hpp"
 #include "read_bytes.hpp"
 #include "test_support.hpp"
+#include "tiny_train_run.hpp"
 
 using namespace headlab;
 namespace fs = std::filesystem;
@@ -351,4 +352,11 @@ TEST_CASE("lm --bos-windows: a run trains from <s>-first windows, stores the opt
   TrainOptions induction = TrainOptions::defaults_for(Task::induction);
   induction.bos_windows = true;
   CHECK_THROWS_WITH_AS(induction.validate(), doctest::Contains("bos_windows: is for task lm"), OptionError);
+}
+
+TEST_CASE("lm: at two threads each batch is cut in two parts, which train as the whole batch does") {
+  TrainOptions o = small_lm("", 3);
+  o.dropout = 0.0;
+  o.eval_sequences = 20;
+  headlab::testing::check_two_threads_match_one(o);
 }

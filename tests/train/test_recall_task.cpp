@@ -10,6 +10,7 @@
 #include "headlab/train/recall_task.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "tiny_train_run.hpp"
 
 using namespace headlab;
 using headlab::testing::TempDir;
@@ -304,4 +305,10 @@ TEST_CASE("recall --train-sequences: a fixed set drawn from the seed, memorised 
   TempDir a("recall_finite_straight"), b("recall_finite_resumed");
   check_resume_bit_for_bit(a.path.string(), b.path.string(), 5, log);
   CHECK(headlab::testing::read_text(a.path / "summary.json").find("train_accuracy") != std::string::npos);
+}
+
+TEST_CASE("recall: at two threads each batch is cut in two parts, which train as the whole batch does") {
+  TrainOptions o = tiny_recall_run(4);
+  o.dropout = 0.0;
+  headlab::testing::check_two_threads_match_one(o);
 }

@@ -335,3 +335,34 @@ TEST_CASE("trainer: --tiled-attention trains the same model to float rounding") 
   }
   CHECK(any_differs);  // the kernels differ in rounding: the switch took effect
 }
+
+TEST_CASE("trainer: at two threads each batch is cut in two parts, which train as the whole batch does (copy, induction)") {
+  TempDir b("two"), c("again");
+  TrainOptions o = tiny_copy_run(b.path, 5);
+  o.dropout = 0.0;  // dropout draws differ: each part has its own generator
+  o.run_dir.clear();
+  testing::check_two_threads_match_one(o);
+  o.grad_accum = 2;  // parts within accumulated batches
+  testing::check_two_threads_match_one(o);
+
+  TrainOptions induction = TrainOptions::defaults_for(Task::induction);
+  induction.vocab = 10;
+  induction.length = 6;
+  induction.d_model = 16;
+  induction.heads = 2;
+  induction.layers = 1;
+  induction.batch = 8;
+  induction.steps = 4;
+  induction.eval_every = 4;
+  induction.eval_sequences = 8;
+  induction.dropout = 0.0;
+  induction.progress = "none";
+  testing::check_two_threads_match_one(induction);
+
+  // With dropout, the same seed and thread count give the same bits.
+  const testing::ThreadScope scope(2, min_parallel_work());
+  std::ostringstream log;
+  const TrainResult x = train(tiny_copy_run(b.path, 5), log), y = train(tiny_copy_run(c.path, 5), log);
+  REQUIRE(x.losses.size() == 5);
+  CHECK(x.losses == y.losses);
+}

@@ -16,6 +16,7 @@
 #include "headlab/train/checkpoint.hpp"
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
+#include "tiny_train_run.hpp"
 #include "train/best_checkpoint.hpp"
 
 using namespace headlab;
@@ -385,4 +386,14 @@ TEST_CASE("translate_sentences: a sentence without a token translates to no toke
   CHECK(out[3] == translate_sentences(model, src, tgt, {"w3"}, greedy)[0]);
   // An untrained model does say something for a real sentence, so the empty outputs are not luck.
   CHECK_FALSE((out[1].empty() && out[3].empty()));
+}
+
+TEST_CASE("translate: at two threads each padded batch is cut in two parts, which train as the whole batch does") {
+  const TempDir dir("translate_parts");
+  TrainOptions o = toy_options(dir, 4);
+  o.dropout = 0.0;
+  o.run_dir.clear();
+  o.eval_every = 4;
+  o.beam = 1;
+  headlab::testing::check_two_threads_match_one(o);
 }

@@ -9,6 +9,7 @@
 // in reverse topological order. T is float (training) or double (gradcheck):
 // every op is written once as a template and explicitly instantiated for both.
 #pragma once
+#include <atomic>
 
 #include <cstddef>
 #include <cstdint>
@@ -49,8 +50,10 @@ struct Node {
   // Tensor handle refers to the node and no backward still to run reads it. Each op declares
   // what its backward reads (ValueUse); a reshape, split or add keeps nothing alive, a linear
   // keeps its input, a relu its output.
-  int handles = 0;                    // live Tensor handles to this node
-  int value_readers = 0;              // recorded consumers whose backward reads this value
+  // Atomic: the parameters' nodes are shared by the graphs of a data-parallel step, built on
+  // several threads at once (headlab/core/leaf_gradients.hpp).
+  std::atomic<int> handles{0};        // live Tensor handles to this node
+  std::atomic<int> value_readers{0};  // recorded consumers whose backward reads this value
   bool backward_reads_value = true;   // this node's own backward reads its value
   bool value_freed = false;
   Shape freed_shape;                  // the value's shape, kept after the value is freed

@@ -42,6 +42,10 @@ std::size_t min_parallel_work();
 void parallel_for(std::size_t n, std::size_t work_per_item,
                   const std::function<void(std::size_t begin, std::size_t end)>& body);
 
+// Runs body(p) for p = 0 .. parts - 1, one part per thread (parts <= threads(); ValueError
+// otherwise), for parts that each take milliseconds (a data-parallel step's parts): the workers are
+// always woken, and a part no worker takes runs on the caller. Inside another loop: all on its thread.
+void parallel_parts(std::size_t parts, const std::function<void(std::size_t part)>& body);
 // The number of chunks parallel_for(n, work_per_item, ...) would use right now.
 std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item);
 
