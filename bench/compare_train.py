@@ -21,6 +21,11 @@ OPENBLAS_NUM_THREADS=N), alternating which side goes first. Reported, per config
 - with --seq-lens: the lm configuration at T input tokens and batch 2048 / T (B x T fixed), composed
   and tiled against PyTorch, at every thread count.
 --flush-denormals runs both sides with subnormal floats flushed to zero.
+--busy-neighbour also runs headlab (composed) at the first and the last thread count beside one busy
+process (a shell loop pinned to the last core, as a compile job or another run would be), --repeat
+times, alternating. With more than one thread count, the report ends with the targets of the issue
+"every core for small models" (1 -> N scaling, default against PyTorch's best, the busy neighbour,
+the single-thread share of the limit), each measured value beside its target.
 """
 import argparse
 import datetime
@@ -69,6 +74,7 @@ def main():
     ap.add_argument("--bench", default=os.path.join(os.path.dirname(HERE), "build/release/bench/bench_train_step"))
     ap.add_argument("--out", help="also write the Markdown report here")
     ap.add_argument("--flush-denormals", action="store_true", help="both sides flush subnormal floats to zero")
+    ap.add_argument("--busy-neighbour", action="store_true", help="also time headlab beside one busy process")
     a = ap.parse_args()
     if not os.path.exists(a.bench):
         sys.exit(f"compare_train: {a.bench} not found; build it first: cmake --build --preset release")
@@ -101,6 +107,21 @@ def main():
                     add((c, s, t, side), res)
                     print(f"  repeat {r + 1} {c:9s} T={s or '-':<5} threads {t} {side:8s} "
                           f"{res['ms_per_step']:9.2f} ms/step", file=sys.stderr)
+    busy = {}  # busy[(config, threads)] = [ms, ...], headlab composed beside one busy process
+    if a.busy_neighbour:
+        ends = sorted({counts[0], max(counts)})
+        neighbour = subprocess.Popen(["taskset", "-c", str((os.cpu_count() or 1) - 1), "sh", "-c", "while :; do :; done"])
+        try:
+            for r in range(a.repeat):
+                for c in configs:
+                    for t in (ends if r % 2 == 0 else ends[::-1]):
+                        res = run_json([a.bench, c, str(a.steps), str(a.warmup), f"threads={t}"] + ftz, t)
+                        busy.setdefault((c, t), []).append(res["ms_per_step"])
+                        print(f"  repeat {r + 1} {c:9s} beside a busy process, threads {t} "
+                              f"{res['ms_per_step']:9.2f} ms/step", file=sys.stderr)
+        finally:
+            neighbour.kill()
+            neighbour.wait()
     base_ours = run_json([a.bench, "baseline"], 1)["peak_rss_mb"]
     base_theirs = run_json(["/usr/bin/python3", TWIN, "baseline"], 1)["peak_rss_mb"]
 
@@ -144,6 +165,49 @@ def main():
             best_ours = min(on, tn)
             lines.append(f"| {name} | **{o1 / on:.2f}x** | {t1 / tn:.2f}x | {best_t} ({pb:.2f} ms) | "
                          f"**{pb / on:.2f}x** composed, {pb / tn:.2f}x tiled |")
+        lines.append("")
+    if busy:
+        lo, hi = counts[0], max(counts)
+        lines += ["### Beside one busy process (headlab, composed)", "",
+                  f"| config | {lo} thread ms/step | {hi} threads ms/step | {hi} / {lo} (above 1: the default is slower) |",
+                  "|---|---|---|---|"]
+        for c in configs:
+            m1, mn = statistics.median(busy[(c, lo)]), statistics.median(busy[(c, hi)])
+            lines.append(f"| {c} | {m1:.2f} | {mn:.2f} | **{mn / m1:.2f}** |")
+        lines.append("")
+    if len(counts) > 1:
+        lo, hi = counts[0], default_t
+        targets = []  # (what, measured, target, higher is better, unit)
+
+        def speedup(c, side):
+            return med(cells[(c, 0, lo, side)]) / med(cells[(c, 0, hi, side)])
+
+        def of_limit(c):
+            flops = cells[(c, 0, lo, "headlab")][0]["flops_per_step"]
+            return 100 * flops / (med(cells[(c, 0, lo, "headlab")]) * 1e6) / statistics.median(rates[(c, 0, lo)])
+
+        for c, goal in (("copy", 1.6), ("translate", 1.7), ("lm", 1.8)):
+            if c in configs:
+                targets.append((f"{c}: headlab {lo} -> {hi} threads", speedup(c, "headlab"), goal, True, "x"))
+        if "lm" in configs:
+            targets.append((f"lm: tiled {lo} -> {hi} threads", speedup("lm", "tiled"), 1.6, True, "x"))
+        for c, goal in (("copy", 3.0), ("translate", 2.2), ("lm", 2.2)):
+            if c in configs:
+                pb = min(med(cells[(c, 0, t, "pytorch")]) for t in counts)
+                targets.append((f"{c}: headlab at {hi} against PyTorch at its best", pb / med(cells[(c, 0, hi, "headlab")]),
+                                goal, True, "x"))
+        for c in configs:
+            if busy:
+                ratio = statistics.median(busy[(c, hi)]) / statistics.median(busy[(c, lo)])
+                targets.append((f"{c}: beside a busy process, {hi} threads / {lo}", ratio, 1.0, False, ""))
+        for c, goal in (("copy", 80), ("translate", 80), ("lm", 88)):
+            if c in configs and lo == 1:
+                targets.append((f"{c}: at 1 thread, of the matrix-product limit", of_limit(c), goal, True, "%"))
+        lines += ["### Targets", "", "| target | measured | goal | met |", "|---|---|---|---|"]
+        for what, value, goal, higher, unit in targets:
+            met = value >= goal if higher else value <= goal
+            sign = ">=" if higher else "<="
+            lines.append(f"| {what} | {value:.2f}{unit} | {sign} {goal:g}{unit} | {'yes' if met else '**no**'} |")
         lines.append("")
     lines += ["### Peak memory (RSS, MB) at 1 thread", "",
               f"Baselines: an empty headlab process {base_ours:.0f} MB; PyTorch's import and a trivial backward "

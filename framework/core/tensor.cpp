@@ -197,6 +197,15 @@ void accumulate_grad(Node<T>& input, Array<T>&& contribution, const std::string&
   }
 }
 
+template <typename T>
+Array<T>* grad_to_add_into(Node<T>& input) {
+  if (LeafGradients<T>* sink = LeafGradients<T>::current()) {
+    Array<T>* kept = nullptr;
+    if (sink->find(&input, &kept)) return kept;
+  }
+  return input.has_grad ? &input.grad : nullptr;
+}
+
 // ---- Factories ------------------------------------------------------------
 template <typename T> Tensor<T> zeros(const Shape& shape, bool rg) { return Tensor<T>(xt::zeros<T>(shape), rg); }
 template <typename T> Tensor<T> ones(const Shape& shape, bool rg) { return Tensor<T>(xt::ones<T>(shape), rg); }
@@ -258,6 +267,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor<T>& t) {
   template Tensor<T> make_result<T>(const char*, Array<T>, std::vector<Tensor<T>>,                       \
                                     std::function<void(Node<T>&)>, ValueUse);                            \
   template void accumulate_grad<T>(Node<T>&, Array<T>&&, const std::string&);                            \
+  template Array<T>* grad_to_add_into<T>(Node<T>&);                            \
   template Tensor<T> zeros<T>(const Shape&, bool);                                                       \
   template Tensor<T> ones<T>(const Shape&, bool);                                                        \
   template Tensor<T> full<T>(const Shape&, T, bool);                                                     \

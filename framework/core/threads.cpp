@@ -99,7 +99,9 @@ class Pool {
   // calling thread; returns when all have ended, rethrowing the first exception of a chunk.
   // coarse: long chunks (parallel_parts): the workers are always woken and the guard not told.
   void run(std::size_t n, std::size_t T, const Body& body, bool coarse) {
-    if (!coarse && guard_.run_alone()) return run_alone(n, T, body);
+    if (coarse ? coarse_guard_.run_alone() : guard_.run_alone()) return run_alone(n, T, body);
+    coarse_ = coarse;
+    if (coarse) chunk_time_.assign(T, std::chrono::nanoseconds(0));
     start_workers(T - 1);
     body_ = &body;
     n_ = n;
@@ -124,7 +126,12 @@ class Pool {
       finished_cv_.wait(lock, [&] { return finished_.load(std::memory_order_seq_cst) == T; });
       caller_sleeping_.store(false, std::memory_order_relaxed);
     }
-    if (!coarse) guard_.record(ran_here < T);
+    if (coarse) {
+      const auto [fastest, slowest] = std::minmax_element(chunk_time_.begin(), chunk_time_.end());
+      coarse_guard_.record(*fastest, *slowest, ran_here < T);
+    } else {
+      guard_.record(ran_here < T);
+    }
     if (error_) std::rethrow_exception(error_);
   }
 
@@ -171,6 +178,7 @@ class Pool {
 #endif
       const std::size_t begin = n_ * c / T, end = n_ * (c + 1) / T;
       t_inside_loop = true;
+      const auto chunk_start = coarse_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       try {
         if (begin < end) (*body_)(begin, end);
       } catch (...) {
@@ -178,6 +186,7 @@ class Pool {
         if (!error_) error_ = std::current_exception();
       }
       t_inside_loop = false;
+      if (coarse_) chunk_time_[c] = std::chrono::steady_clock::now() - chunk_start;  // chunk c: this thread's alone
       ++ran;
       if (finished_.fetch_add(1, std::memory_order_seq_cst) + 1 == T &&
           caller_sleeping_.load(std::memory_order_seq_cst)) {
@@ -208,12 +217,15 @@ class Pool {
   const Body* body_ = nullptr;
   std::size_t n_ = 0;
   unsigned int csr_ = 0;
+  bool coarse_ = false;                             // a parallel_parts loop: its chunks are timed
+  std::vector<std::chrono::nanoseconds> chunk_time_;  // coarse loops: how long chunk c took
   std::exception_ptr error_;  // the first chunk's exception: set under mutex_, read once all have ended
 
   std::atomic<std::uint64_t> ticket_{0};  // see generation_of
   std::atomic<std::size_t> finished_{0};  // chunks of this generation that have ended
   std::size_t workers_ = 0;
   detail::ContentionGuard guard_;  // the caller's (loops run one at a time)
+  detail::SlowWorkerGuard coarse_guard_;  // the same for parallel_parts
 
   std::mutex mutex_;
   std::condition_variable wake_;         // workers sleep here between loops
@@ -300,22 +312,34 @@ void parallel_for(std::size_t n, std::size_t work_per_item,
 }
 
 void parallel_parts(std::size_t parts, const std::function<void(std::size_t part)>& body) {
-  const std::size_t T = parallel_chunks(parts, min_parallel_work());  // n * min work >= min work
-  if (T != parts && T > 1) {
-    throw ValueError("parallel_parts: " + std::to_string(parts) + " parts on " + std::to_string(T) +
-                     " chunks (at most threads() parts)");
-  }
   const Body each = [&](std::size_t begin, std::size_t end) {
     for (std::size_t p = begin; p < end; ++p) body(p);
   };
-  if (T <= 1) return each(0, parts);
-  run_on_pool(parts, T, each, true);
+  if (parallel_chunks(parts, min_parallel_work()) <= 1) return each(0, parts);  // one thread, or inside a loop
+  if (parts > kMostChunks) throw ValueError("parallel_parts: " + std::to_string(parts) + " parts (at most 65535)");
+  run_on_pool(parts, parts, each, true);  // chunk p = part p, taken by whichever thread is free
 }
 
 namespace detail {
 
 namespace {
 std::atomic<bool> g_guard_enabled{true};
+}
+
+bool SlowWorkerGuard::run_alone() {
+  if (!g_guard_enabled.load(std::memory_order_relaxed) || alone_left_ == 0) return false;
+  --alone_left_;
+  return true;
+}
+
+void SlowWorkerGuard::record(std::chrono::nanoseconds fastest, std::chrono::nanoseconds slowest, bool workers_helped) {
+  if (!g_guard_enabled.load(std::memory_order_relaxed)) return;
+  if (workers_helped && slowest * 2 <= fastest * 3) {  // every thread kept up: slowest <= 1.5 fastest
+    next_alone_ = kFirstAlone;
+    return;
+  }
+  alone_left_ = next_alone_;
+  next_alone_ = std::min(next_alone_ * 2, kMostAlone);
 }
 
 void ContentionGuard::set_enabled(bool enabled) { g_guard_enabled = enabled; }

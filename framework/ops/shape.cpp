@@ -178,8 +178,8 @@ Tensor<T> narrow_impl(const char* op, const Tensor<T>& x, std::size_t axis, std:
   copy_axis_range(x.value().data(), s.size, start, y.data(), length, 0, length, s.outer, s.inner);
   return make_result<T>(op, std::move(y), {x}, [op, in, s, start, length](Node<T>& node) {
     Node<T>& input = *node.inputs[0];
-    if (input.has_grad) {  // add dy into the range in place (the pieces of a split meet here)
-      copy_axis_range<true>(node.grad.data(), length, 0, input.grad.data(), s.size, start, length, s.outer, s.inner);
+    if (Array<T>* grad = grad_to_add_into(input)) {  // add dy into the range in place (a split's pieces meet here)
+      copy_axis_range<true>(node.grad.data(), length, 0, grad->data(), s.size, start, length, s.outer, s.inner);
       return;
     }
     Array<T> g = xt::zeros<T>(in);

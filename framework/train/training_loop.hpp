@@ -7,7 +7,9 @@
 //   resume (checkpoint.safetensors) or start; write config.ini
 //   while step < steps and the time budget lasts:
 //     loss = task.step_loss(batch)                the task's batch through its model (--grad-accum
-//     backward                                    batches per step, their gradients summed)
+//     backward                                    batches per step, their gradients summed; at T > 1
+//                                                 threads each batch in T parts, one per thread:
+//                                                 headlab/core/data_parallel.hpp)
 //     clip_grad_norm; lr = schedule(step); optimiser step (headlab/train/optimizer_choice.hpp)
 //     progress line / bar; metrics.jsonl row
 //     a stop request (SIGINT/SIGTERM): save and stop, no evaluation

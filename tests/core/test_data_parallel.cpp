@@ -85,6 +85,21 @@ TEST_CASE("data parallel: while a LeafGradients scope lives, the listed leaves' 
   CHECK(same_bits(a.grad(), b.value()));
 }
 
+TEST_CASE("data parallel: a backward that adds in place (narrow's pieces) adds into the part's copy, not the leaf's grad") {
+  Generator gen(5);
+  const Tensor<float> a = uniform<float>({4, 3}, -1.0f, 1.0f, gen, true);
+  sum(a).backward();  // a already has a gradient (an earlier accumulated batch): all ones
+  const Array<float> before = a.grad();
+  LeafGradients<float> kept({a});
+  {
+    const LeafGradients<float>::Scope scope(kept);
+    sum(add(narrow(a, 0, 0, 2), narrow(a, 0, 0, 2))).backward();  // two pieces of the same rows
+  }
+  CHECK(same_bits(a.grad(), before));  // untouched while the part ran
+  kept.move_into_leaves();
+  for (std::size_t i = 0; i < 12; ++i) CHECK(a.grad().data()[i] == (i < 6 ? 3.0f : 1.0f));
+}
+
 TEST_CASE("data parallel: parts on two threads give the uncut batch's mean gradient to rounding, the same bits every time") {
   const TinyModel m(7);  // parts [0, 3) and [3, 7): 3 and 3 tokens (row 6 ignored)
   m.zero_grad();
@@ -112,7 +127,7 @@ TEST_CASE("data parallel: parts on two threads give the uncut batch's mean gradi
   }
 }
 
-TEST_CASE("data parallel: a part whose loss is not finite, or that throws, adds no gradient; bad part counts are refused") {
+TEST_CASE("data parallel: a part whose loss is not finite, or that throws, adds no gradient, and bad part counts are refused") {
   const TinyModel m(6);
   const ThreadScope scope(2, 1);
   m.zero_grad();

@@ -117,6 +117,46 @@ TEST_CASE("threads: the contention guard runs loops alone after a window of abse
   CHECK(alone_loops() == Guard::kFirstAlone);
 }
 
+TEST_CASE("threads: the slow-worker guard runs parts alone after uneven or unhelped loops, longer while they stay so") {
+  using Guard = detail::SlowWorkerGuard;
+  using ms = std::chrono::milliseconds;
+  Guard guard;
+  auto alone_loops = [&] {
+    std::size_t n = 0;
+    while (guard.run_alone()) ++n;
+    return n;
+  };
+  guard.record(ms(10), ms(15), true);  // 1.5x: even enough
+  CHECK(alone_loops() == 0);
+  guard.record(ms(10), ms(16), true);  // a thread fell behind
+  CHECK(alone_loops() == Guard::kFirstAlone);
+  guard.record(ms(10), ms(10), false);  // no worker came: the same
+  CHECK(alone_loops() == 2 * Guard::kFirstAlone);
+  for (int i = 0; i < 10; ++i) guard.record(ms(1), ms(9), true);
+  CHECK(alone_loops() == Guard::kMostAlone);
+  guard.record(ms(10), ms(11), true);  // even again: the next time starts from the first length
+  CHECK(alone_loops() == 0);
+  guard.record(ms(10), ms(30), true);
+  CHECK(alone_loops() == Guard::kFirstAlone);
+}
+
+TEST_CASE("threads: parallel_parts runs every part once, more parts than threads too, and rethrows a part's error") {
+  const ThreadScope scope(2, 1);
+  for (const std::size_t parts : {std::size_t(1), std::size_t(2), std::size_t(5)}) {
+    std::vector<std::atomic<int>> runs(parts);
+    parallel_parts(parts, [&](std::size_t p) { ++runs[p]; });
+    for (std::size_t p = 0; p < parts; ++p) CHECK(runs[p].load() == 1);
+  }
+  std::vector<int> inner[2];  // inside a loop's chunk: every part on that chunk's thread, in order
+  parallel_for(2, 1, [&](std::size_t begin, std::size_t) {
+    parallel_parts(3, [&](std::size_t p) { inner[begin].push_back(int(p)); });
+  });
+  CHECK(inner[0] == std::vector<int>{0, 1, 2});
+  CHECK(inner[1] == std::vector<int>{0, 1, 2});
+  CHECK_THROWS_WITH(parallel_parts(2, [](std::size_t p) { if (p == 1) throw std::runtime_error("part 1"); }), "part 1");
+  CHECK_THROWS_AS(parallel_parts(70000, [](std::size_t) {}), ValueError);
+}
+
 namespace {
 struct GuardOff {  // every loop goes through the pool's workers, contended or not
   GuardOff() { detail::ContentionGuard::set_enabled(false); }

@@ -233,8 +233,10 @@ TEST_CASE("lm task: the same seed and thread count give the same losses bit for 
     CAPTURE(i);
     CHECK(losses[1][i] == losses[0][i]);  // one thread, twice
     CHECK(losses[3][i] == losses[2][i]);  // two threads, twice
-    CHECK(losses[2][i] == doctest::Approx(losses[0][i]).epsilon(1e-4));  // 1 vs 2: the same model to rounding
   }
+  // 1 against 2 threads: the batch is cut in two parts, each with its own dropout generator, so the
+  // masks differ; without dropout the two agree to rounding ("lm: at two threads ..." below).
+  CHECK(losses[2] != losses[0]);
 }
 
 namespace {

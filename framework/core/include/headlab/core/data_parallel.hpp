@@ -52,6 +52,8 @@ class LeafGradients {
   static LeafGradients* current();
   // grad(node) += contribution when node is one of the leaves (true); false otherwise (untouched).
   bool add(const Node<T>* node, Array<T>& contribution);
+  // Whether node is one of the leaves; if so, *kept is its gradient here (nullptr: none yet).
+  bool find(const Node<T>* node, Array<T>** kept);
   // Each leaf's kept gradient added to its own (accumulate_grad), in the leaves' order; then empty.
   void move_into_leaves();
 

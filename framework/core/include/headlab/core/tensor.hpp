@@ -171,6 +171,11 @@ Tensor<T> make_result(const char* op, Array<T> value, std::vector<Tensor<T>> inp
 // Throws GradientShapeError naming `op` when a backward got a shape wrong.
 template <typename T>
 void accumulate_grad(Node<T>& input, Array<T>&& contribution, const std::string& op);
+// For a backward that adds into the gradient in place: the buffer accumulate_grad would add input's
+// next contribution to (its grad, or a data-parallel part's copy of it: headlab/core/data_parallel.hpp),
+// or nullptr when there is none yet (then call accumulate_grad).
+template <typename T>
+Array<T>* grad_to_add_into(Node<T>& input);
 template <typename T>
 inline bool wants_grad(const Node<T>& out, std::size_t i) {
   return out.inputs[i]->requires_grad;

@@ -15,6 +15,7 @@
 // last bits (a gemm split in two blocks rounds like two gemms).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 
@@ -42,9 +43,10 @@ std::size_t min_parallel_work();
 void parallel_for(std::size_t n, std::size_t work_per_item,
                   const std::function<void(std::size_t begin, std::size_t end)>& body);
 
-// Runs body(p) for p = 0 .. parts - 1, one part per thread (parts <= threads(); ValueError
-// otherwise), for parts that each take milliseconds (a data-parallel step's parts): the workers are
-// always woken, and a part no worker takes runs on the caller. Inside another loop: all on its thread.
+// Runs body(p) for p = 0 .. parts - 1 (at most 65535; ValueError otherwise), each part on whichever
+// thread takes it, for parts that each take milliseconds (a data-parallel step's parts): the workers
+// are woken unless the SlowWorkerGuard below says otherwise, and a part no worker takes runs on the
+// caller. One thread, or inside another loop: all on the calling thread, in order.
 void parallel_parts(std::size_t parts, const std::function<void(std::size_t part)>& body);
 // The number of chunks parallel_for(n, work_per_item, ...) would use right now.
 std::size_t parallel_chunks(std::size_t n, std::size_t work_per_item);
@@ -71,6 +73,25 @@ class ContentionGuard {
 
  private:
   std::size_t loops_ = 0, absent_ = 0, alone_left_ = 0, next_alone_ = kFirstAlone;
+};
+
+// The same for parallel_parts, whose parts each take milliseconds and cannot be taken over once a
+// thread started one. A loop whose slowest part took more than 1.5 times its fastest (similar
+// parts: one thread shares its core with another process), or in which no worker came, makes the
+// next kFirstAlone loops run on the caller alone (idle, the scheduler then gives it a free core),
+// twice as many each time the threads are still uneven after, at most kMostAlone. The same parts in
+// order: the same bits.
+class SlowWorkerGuard {
+ public:
+  static constexpr std::size_t kFirstAlone = 4, kMostAlone = 256;
+  // Whether the next loop should run on the caller alone (counts that loop down).
+  bool run_alone();
+  // After a loop that did wake the workers: its fastest and slowest part, and whether any part ran
+  // on a worker.
+  void record(std::chrono::nanoseconds fastest, std::chrono::nanoseconds slowest, bool workers_helped);
+
+ private:
+  std::size_t alone_left_ = 0, next_alone_ = kFirstAlone;
 };
 
 }  // namespace detail
