@@ -60,7 +60,7 @@ inline TrainOptions smallest_copy_run_trained(const std::filesystem::path& dir) 
   return o;
 }
 
-// Trains `o` at 1 and at 2 threads (where the loop cuts each batch into one part per thread:
+// Trains `o` (a batch of at least 8 rows) at 1 and at 2 threads (where the loop cuts each batch into one part per thread:
 // headlab/core/data_parallel.hpp) and checks the data-parallel step: the same losses to float
 // rounding, and not the same bits everywhere (the cut took effect: no op is split among threads
 // here, so nothing else could change a bit). Returns the 2-thread losses.
@@ -74,7 +74,9 @@ inline std::vector<double> check_two_threads_match_one(const TrainOptions& o) {
   }
   {
     const ThreadScope scope(2, no_op_split);
+    detail::ContentionGuard::set_enabled(false);  // and the slow-worker guard: parts on both threads
     two = train(o, log).losses;
+    detail::ContentionGuard::set_enabled(true);
   }
   REQUIRE(one.size() == o.steps);
   REQUIRE(two.size() == o.steps);

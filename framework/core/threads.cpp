@@ -97,7 +97,7 @@ class Pool {
  public:
   // Runs chunk c = [c n / T, (c + 1) n / T) of body for c = 0 .. T - 1 on the workers and the
   // calling thread; returns when all have ended, rethrowing the first exception of a chunk.
-  // coarse: long chunks (parallel_parts): the workers are always woken and the guard not told.
+  // coarse: long chunks (parallel_parts): timed, and judged by the SlowWorkerGuard instead.
   void run(std::size_t n, std::size_t T, const Body& body, bool coarse) {
     if (coarse ? coarse_guard_.run_alone() : guard_.run_alone()) return run_alone(n, T, body);
     coarse_ = coarse;
@@ -315,9 +315,10 @@ void parallel_parts(std::size_t parts, const std::function<void(std::size_t part
   const Body each = [&](std::size_t begin, std::size_t end) {
     for (std::size_t p = begin; p < end; ++p) body(p);
   };
-  if (parallel_chunks(parts, min_parallel_work()) <= 1) return each(0, parts);  // one thread, or inside a loop
   if (parts > kMostChunks) throw ValueError("parallel_parts: " + std::to_string(parts) + " parts (at most 65535)");
-  run_on_pool(parts, parts, each, true);  // chunk p = part p, taken by whichever thread is free
+  const std::size_t T = parallel_chunks(parts, min_parallel_work());  // min(parts, threads()), or 1 inside a loop
+  if (T <= 1) return each(0, parts);
+  run_on_pool(parts, T, each, true);  // chunk c = parts [c P / T, (c + 1) P / T): never more threads than asked for
 }
 
 namespace detail {

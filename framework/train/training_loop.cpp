@@ -48,8 +48,8 @@ std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size
 //   loss = sum_k tokens_k * loss_k / sum_k tokens_k        (loss_k: the mean over batch k's tokens)
 // At several threads a batch is cut into one part per thread, each part's forward and backward on
 // its own thread (headlab/core/data_parallel.hpp): the same sum, over parts as well as batches.
-// A loss that is not finite is a NumericalError naming the step, before any gradient reaches the
-// parameters; with --stop-on-divergence it is returned with finite = false instead.
+// A loss that is not finite is a NumericalError naming the step, before that batch's gradient
+// reaches the parameters; with --stop-on-divergence it is returned with finite = false instead.
 StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::size_t step, Generator& data_rng,
                                Generator& dropout_rng) {
   auto finite = [&](double value) {
@@ -72,7 +72,8 @@ StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::s
         return PartLoss{part.loss, part.tokens};
       };
       const DataParallelResult r = data_parallel_backward(task.model().parameters(), rows, parts, part_loss, &dropout_rng);
-      const double value = r.finite ? r.loss_sum / double(r.tokens) : std::numeric_limits<double>::quiet_NaN();
+      const double value = !r.finite ? std::numeric_limits<double>::quiet_NaN()
+                           : r.tokens ? r.loss_sum / double(r.tokens) : 0.0;  // no target token: 0, as cross_entropy
       if (!finite(value)) return diverged;
       weighted_sum += r.loss_sum;
       tokens += r.tokens;

@@ -3,10 +3,13 @@
 // gradient at all when a part's loss is not finite or a part throws.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "headlab/core/data_parallel.hpp"
@@ -109,7 +112,8 @@ TEST_CASE("data parallel: parts on two threads give the uncut batch's mean gradi
   std::vector<Array<float>> two_threads, again, one_thread;
   {
     const ThreadScope scope(2, 1);
-    CHECK(data_parallel_parts(7) == 2);
+    CHECK(data_parallel_parts(8) == 2);  // at least 4 rows a part
+    CHECK(data_parallel_parts(7) == 1);
     CHECK(data_parallel_parts(1) == 1);
     two_threads = data_parallel_grads(m, 2);
     again = data_parallel_grads(m, 2);
@@ -149,6 +153,7 @@ TEST_CASE("data parallel: a part whose loss is not finite, or that throws, adds 
   };
   CHECK_THROWS_WITH(data_parallel_backward(m.params(), 6, 2, throws, nullptr), "part 0 failed");
   CHECK_FALSE(m.w1.has_grad());
+  CHECK_FALSE(m.w2.has_grad());
   CHECK_THROWS_AS(data_parallel_backward(m.params(), 6, 7, throws, nullptr), ValueError);
   CHECK_THROWS_AS(data_parallel_backward(m.params(), 6, 0, throws, nullptr), ValueError);
 }
@@ -173,4 +178,35 @@ TEST_CASE("data parallel: each part draws its dropout from its own generator, se
   CHECK(first[0] == Generator(seed0).next_u64());
   CHECK(first[1] == Generator(seed1).next_u64());
   CHECK(first == second);
+}
+
+TEST_CASE("data parallel: the parts of a step run at the same time on two threads, and still sum to the same bits") {
+  const ThreadScope scope(2, 1);
+  detail::ContentionGuard::set_enabled(false);  // the slow-worker guard too: every step wakes the workers
+  const TinyModel m(8);
+  const std::vector<Array<float>> alone = data_parallel_grads(m, 2);
+  // Each part waits (up to 10 s) until the other has started: only two threads at once can meet.
+  std::atomic<int> started{0};
+  std::atomic<bool> met{true};
+  m.zero_grad();
+  const DataParallelResult r = data_parallel_backward(
+      m.params(), 8, 2,
+      [&](std::size_t b, std::size_t e, Generator*) {
+        ++started;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (started.load() < 2) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            met = false;
+            break;
+          }
+          std::this_thread::yield();
+        }
+        return m.loss(b, e);
+      },
+      nullptr);
+  detail::ContentionGuard::set_enabled(true);
+  CHECK(met.load());
+  REQUIRE(r.finite);
+  CHECK(same_bits(m.w1.grad() / static_cast<float>(r.tokens), alone[0]));
+  CHECK(same_bits(m.w2.grad() / static_cast<float>(r.tokens), alone[1]));
 }

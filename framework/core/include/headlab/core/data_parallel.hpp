@@ -71,8 +71,8 @@ struct PartLoss {
 };
 using PartLossFn = std::function<PartLoss(std::size_t begin, std::size_t end, Generator* dropout)>;
 
-// How many parts a batch of `rows` rows is cut into: threads() when there are at least that many
-// rows and the caller is not itself inside a parallel loop, otherwise 1 (no cut).
+// How many parts a batch of `rows` rows is cut into: threads() when there are at least 4 rows per
+// thread and the caller is not itself inside a parallel loop, otherwise 1 (no cut: the ops split).
 std::size_t data_parallel_parts(std::size_t rows);
 
 struct DataParallelResult {
@@ -81,7 +81,8 @@ struct DataParallelResult {
   bool finite = true;     // false: some part's loss was NaN or infinite (then no gradient was added)
 };
 // The step above over `parts` parts (at least 1, at most rows). dropout may be nullptr (none).
-// The first exception a part throws is rethrown once all parts ended; no gradient is added then.
+// An exception of a part (the first to be thrown, in time) is rethrown once all parts ended; no
+// gradient is added then.
 DataParallelResult data_parallel_backward(const std::vector<Tensor<float>>& params, std::size_t rows,
                                           std::size_t parts, const PartLossFn& part_loss, Generator* dropout);
 
