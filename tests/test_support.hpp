@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "headlab/core/threads.hpp"
@@ -72,6 +75,30 @@ struct TempDir {
     std::sort(names.begin(), names.end());
     return names;
   }
+};
+
+// A meeting of two: each caller of arrive_and_wait() waits (up to 10 s) until the other has
+// arrived too, which only two threads running at once can do. met() is false when one waited in
+// vain. (Counting the chunks that ran on workers is no proof either way: on a loaded machine the
+// caller may take them all.)
+class Rendezvous {
+ public:
+  void arrive_and_wait() {
+    ++arrived_;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (arrived_.load() < 2) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        met_ = false;
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
+  bool met() const { return met_.load(); }
+
+ private:
+  std::atomic<int> arrived_{0};
+  std::atomic<bool> met_{true};
 };
 
 }  // namespace headlab::testing

@@ -215,8 +215,17 @@ Tensor<T> relu(const Tensor<T>& x) {
     const T* yv = out.value.data();
     const T* dy = out.grad.data();
     T* dx = g.data();
-    parallel_for(g.size(), 1, [&](std::size_t b, std::size_t e) {
-      for (std::size_t i = b; i < e; ++i) dx[i] = yv[i] > T(0) ? dy[i] : T(0);
+    // Both loads unconditional and the pointers local: written as `yv[i] > 0 ? dy[i] : 0` with
+    // captured pointers, the loop stayed scalar and branched on each element's sign (mispredicted
+    // half the time: 14% of a copy-task step).
+    parallel_for(g.size(), 1, [yv, dy, dx](std::size_t b, std::size_t e) {
+      const T* __restrict y = yv;
+      const T* __restrict d = dy;
+      T* __restrict o = dx;
+      for (std::size_t i = b; i < e; ++i) {
+        const T grad = d[i];
+        o[i] = y[i] > T(0) ? grad : T(0);
+      }
     });
     accumulate_grad(*out.inputs[0], std::move(g), "relu");
   }, ValueUse::own_output());

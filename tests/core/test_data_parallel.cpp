@@ -185,27 +185,17 @@ TEST_CASE("data parallel: the parts of a step run at the same time on two thread
   detail::ContentionGuard::set_enabled(false);  // the slow-worker guard too: every step wakes the workers
   const TinyModel m(8);
   const std::vector<Array<float>> alone = data_parallel_grads(m, 2);
-  // Each part waits (up to 10 s) until the other has started: only two threads at once can meet.
-  std::atomic<int> started{0};
-  std::atomic<bool> met{true};
+  testing::Rendezvous both_parts;  // each part waits for the other to start
   m.zero_grad();
   const DataParallelResult r = data_parallel_backward(
       m.params(), 8, 2,
       [&](std::size_t b, std::size_t e, Generator*) {
-        ++started;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (started.load() < 2) {
-          if (std::chrono::steady_clock::now() > deadline) {
-            met = false;
-            break;
-          }
-          std::this_thread::yield();
-        }
+        both_parts.arrive_and_wait();
         return m.loss(b, e);
       },
       nullptr);
   detail::ContentionGuard::set_enabled(true);
-  CHECK(met.load());
+  CHECK(both_parts.met());
   REQUIRE(r.finite);
   CHECK(same_bits(m.w1.grad() / static_cast<float>(r.tokens), alone[0]));
   CHECK(same_bits(m.w2.grad() / static_cast<float>(r.tokens), alone[1]));

@@ -163,24 +163,11 @@ struct GuardOff {  // every loop goes through the pool's workers, contended or n
   ~GuardOff() { detail::ContentionGuard::set_enabled(true); }
 };
 
-// Whether a worker takes a chunk: in a loop of two chunks, whichever starts first waits (up to 10 s)
-// for the other to start, which only another thread can do. (Counting the chunks that ran on workers
-// during a test is no proof either way: on a loaded machine the caller may take them all.)
+// Whether a worker takes a chunk: in a loop of two chunks, each waits for the other to start.
 bool a_worker_takes_a_chunk() {
-  std::atomic<int> started{0};
-  std::atomic<bool> met{true};
-  parallel_for(2, 1, [&](std::size_t, std::size_t) {
-    ++started;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (started.load() < 2) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        met = false;
-        return;
-      }
-      std::this_thread::yield();
-    }
-  });
-  return met;
+  testing::Rendezvous both_chunks;
+  parallel_for(2, 1, [&](std::size_t, std::size_t) { both_chunks.arrive_and_wait(); });
+  return both_chunks.met();
 }
 }  // namespace
 

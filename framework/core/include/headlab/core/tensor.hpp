@@ -51,7 +51,7 @@ struct Node {
   // what its backward reads (ValueUse); a reshape, split or add keeps nothing alive, a linear
   // keeps its input, a relu its output.
   // Atomic: the parameters' nodes are shared by the graphs of a data-parallel step, built on
-  // several threads at once (headlab/core/leaf_gradients.hpp).
+  // several threads at once (headlab/core/data_parallel.hpp).
   std::atomic<int> handles{0};        // live Tensor handles to this node
   std::atomic<int> value_readers{0};  // recorded consumers whose backward reads this value
   bool backward_reads_value = true;   // this node's own backward reads its value
