@@ -9,6 +9,7 @@
 #include "headlab/core/threads.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/core/shape_utils.hpp"
+#include "ops/kernels/row_kernels.hpp"
 
 namespace headlab {
 
@@ -79,7 +80,7 @@ Array<T> permute_values(const Array<T>& x, const std::vector<std::size_t>& order
         for (std::size_t a = a0; a < a1; ++a)
           for (std::size_t b = 0; b < out[1]; ++b)
             for (std::size_t c = 0; c < out[2]; ++c, d += row)
-              std::copy_n(src + a * strides[0] + b * strides[1] + c * strides[2], row, d);
+              detail::row_copy(src + a * strides[0] + b * strides[1] + c * strides[2], row, d);
       });
       return y;
     }
@@ -163,7 +164,7 @@ void copy_axis_range(const T* src, std::size_t src_size, std::size_t src_start, 
     if constexpr (Accumulate) {
       for (std::size_t i = 0; i < block; ++i) to[i] += from[i];
     } else {
-      std::memcpy(to, from, block * sizeof(T));
+      detail::row_copy(from, block, to);
     }
   }
 }

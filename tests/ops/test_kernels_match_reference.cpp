@@ -220,6 +220,38 @@ TEST_CASE_TEMPLATE("kernels: layer_norm, fast equals reference around the SIMD w
   }
 }
 
+TEST_CASE_TEMPLATE("kernels: row_copy copies every length around the SIMD width and the memcpy switch, no further", T,
+                   float, double) {
+  const std::size_t w = detail::Batch<T>::size;
+  for (std::size_t n : {std::size_t(0), std::size_t(1), w - 1, w, w + 1, 3 * w + 2, std::size_t(255), std::size_t(256),
+                        std::size_t(257), std::size_t(1000)}) {
+    CAPTURE(n);
+    std::vector<T> from(n), to(n + 1, T(-7));
+    for (std::size_t i = 0; i < n; ++i) from[i] = T(i) + T(0.5);
+    detail::row_copy(from.data(), n, to.data());
+    CHECK(std::equal(from.begin(), from.end(), to.begin()));
+    CHECK(to[n] == T(-7));  // the element after the row is untouched
+  }
+}
+
+TEST_CASE_TEMPLATE("kernels: heads split and merged (permute keeping the last axis), every head size around the SIMD "
+                   "width", T, float, double) {
+  Generator gen(105);
+  for (std::size_t d : lengths_around_simd_width<T>()) {
+    CAPTURE(d);
+    const std::size_t B = 2, L = 3, H = 4;
+    const Array<T> x = random_array<T>({B, L, H, d}, gen);
+    const Array<T> y = permute(Tensor<T>(x), {0, 2, 1, 3}).value();  // (B, H, L, d)
+    REQUIRE(detail::shape_of(y) == Shape{B, H, L, d});
+    bool same = true;
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t l = 0; l < L; ++l)
+        for (std::size_t h = 0; h < H; ++h)
+          for (std::size_t k = 0; k < d; ++k) same = same && y(b, h, l, k) == x(b, l, h, k);
+    CHECK(same);
+  }
+}
+
 TEST_CASE_TEMPLATE("kernels: matmul and linear, fast equals reference, batched, broadcast and empty", T, float,
                    double) {
   Generator gen(104);

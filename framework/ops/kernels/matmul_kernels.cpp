@@ -14,6 +14,7 @@
 
 #include "headlab/core/shape_utils.hpp"
 #include "ops/kernels/blas_gemm.hpp"
+#include "ops/kernels/row_kernels.hpp"
 
 namespace headlab::kernels {
 
@@ -112,7 +113,7 @@ Array<T> linear_forward(const Array<T>& x, const Array<T>& weight, const T* bias
   T* py = y.data();
   if (bias) {
     parallel_for(rows, out_features, [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t r = r0; r < r1; ++r) std::copy_n(bias, out_features, py + r * out_features);
+      for (std::size_t r = r0; r < r1; ++r) detail::row_copy(bias, out_features, py + r * out_features);
     });
   } else {
     std::fill_n(py, y.size(), T(0));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
@@ -35,6 +36,21 @@ T row_max(const T* x, std::size_t n) {
   }
   for (; j < n; ++j) m = std::max(m, x[j]);
   return m;
+}
+
+// d[0..n) = s[0..n), the buffers apart. Rows of a few dozen values (a head's row when heads are
+// split or merged, a bias row) are copied with SIMD loads and stores in place: there a memcpy
+// call costs more than the copy (5% of a copy-task step). Longer rows go to memcpy.
+template <typename T>
+void row_copy(const T* s, std::size_t n, T* d) {
+  if (n > 256) {
+    std::memcpy(d, s, n * sizeof(T));
+    return;
+  }
+  constexpr std::size_t W = Batch<T>::size;
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) Batch<T>::load_unaligned(s + j).store_unaligned(d + j);
+  for (; j < n; ++j) d[j] = s[j];
 }
 
 // sum_j x[j]
