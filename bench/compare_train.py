@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """headlab against PyTorch, one training step of three models, side by side, at each thread count.
 
-    /usr/bin/python3 bench/compare_train.py [--threads 1,2] [--repeat 3] [--steps 20] [--warmup 3]
+    /usr/bin/python3 bench/compare_train.py [--threads 1,2] [--repeat 3] [--steps 20] [--min-seconds 2]
+                                            [--warmup 3]
                                             [--configs copy,translate,lm] [--seq-lens 128,256,512,1024]
                                             [--bench build/release/bench/bench_train_step] [--out FILE.md]
                                             [--flush-denormals]
@@ -10,7 +11,9 @@ For every repetition, thread count and configuration it runs headlab's bench_tra
 attention, the default, and the tiled kernel) and the PyTorch twin (bench/train_twin.py), each in
 its own process at that thread count (headlab: threads=N; PyTorch: torch.set_num_threads(N) and
 OPENBLAS_NUM_THREADS=N), alternating which side goes first. Reported, per configuration:
-- median ms/step of each side over the repetitions (each a median over --steps steps);
+- median ms/step of each side over the repetitions (each a median over --steps steps, or more for
+  a fast model: as many as headlab's single-thread step needs to fill --min-seconds, timed once
+  before the comparison, so a 9 ms copy step is not read from 20 steps on a noisy machine);
 - PyTorch / headlab at the same thread count, and headlab at its default (every core) against
   PyTorch at whichever count was fastest for it;
 - headlab's GFLOP/s (3 x forward FLOPs per step) as a fraction of the "limit": the rate of the
@@ -68,6 +71,8 @@ def main():
                     "when it equals the machine's cores)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--min-seconds", type=float, default=2.0,
+                    help="at least this long a repetition of headlab's single-thread step (more steps for fast models)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--configs", default="copy,translate,lm")
     ap.add_argument("--seq-lens", default="", help="lm sweep at B x T = 2048, e.g. 128,256,512,1024")
@@ -87,6 +92,13 @@ def main():
     cells, rates, sgemm = {}, {}, {}
     jobs = [(c, 0) for c in configs] + [("lm", s) for s in seqs]
 
+    # steps[(config, seq)]: --steps, or more when headlab's 1-thread step is fast (a 3-step timing)
+    steps = {}
+    for c, s in jobs:
+        seq = [f"seq={s}"] if s else []
+        ms = run_json([a.bench, c, "3", "1", "threads=1"] + seq, 1)["ms_per_step"]
+        steps[(c, s)] = max(a.steps, int(a.min_seconds * 1000 / max(ms, 1e-3)) + 1)
+
     def add(key, res):
         cells.setdefault(key, []).append(res)
 
@@ -97,9 +109,10 @@ def main():
                 seq = [f"seq={s}"] if s else []
                 rates.setdefault((c, s, t), []).append(
                     run_json([a.bench, "gemm-rate", c, f"threads={t}"] + seq, t)["gflops"])
-                sides = [("headlab", [a.bench, c, str(a.steps), str(a.warmup), f"threads={t}"] + seq + ftz),
-                         ("pytorch", ["/usr/bin/python3", TWIN, c, str(a.steps), str(a.warmup), f"threads={t}"] + seq + ftz),
-                         ("tiled", [a.bench, c, str(a.steps), str(a.warmup), "flash", f"threads={t}"] + seq + ftz)]
+                n = str(steps[(c, s)])
+                sides = [("headlab", [a.bench, c, n, str(a.warmup), f"threads={t}"] + seq + ftz),
+                         ("pytorch", ["/usr/bin/python3", TWIN, c, n, str(a.warmup), f"threads={t}"] + seq + ftz),
+                         ("tiled", [a.bench, c, n, str(a.warmup), "flash", f"threads={t}"] + seq + ftz)]
                 if r % 2:
                     sides.reverse()
                 for side, cmd in sides:
@@ -115,7 +128,7 @@ def main():
             for r in range(a.repeat):
                 for c in configs:
                     for t in (ends if r % 2 == 0 else ends[::-1]):
-                        res = run_json([a.bench, c, str(a.steps), str(a.warmup), f"threads={t}"] + ftz, t)
+                        res = run_json([a.bench, c, str(steps[(c, 0)]), str(a.warmup), f"threads={t}"] + ftz, t)
                         busy.setdefault((c, t), []).append(res["ms_per_step"])
                         print(f"  repeat {r + 1} {c:9s} beside a busy process, threads {t} "
                               f"{res['ms_per_step']:9.2f} ms/step", file=sys.stderr)
@@ -132,7 +145,8 @@ def main():
              "Command: `/usr/bin/python3 bench/compare_train.py " + " ".join(sys.argv[1:]) + "`",
              "",
              ("Subnormal floats flushed to zero on both sides. " if a.flush_denormals else "") +
-             f"Medians over {a.repeat} alternating repetitions of {a.steps} steps (after {a.warmup} warm-up steps). "
+             f"Medians over {a.repeat} alternating repetitions (after {a.warmup} warm-up steps each) of "
+             + ", ".join(f"{c}{f' T={s}' if s else ''} {steps[(c, s)]}" for c, s in jobs) + " steps. "
              "sgemm 512^3 in the same run: " +
              ", ".join(f"{statistics.median(sgemm[t]):.0f} GFLOP/s at {t} thread{'s' if t > 1 else ''}" for t in counts) +
              ". \"limit\" = the model's own matrix products alone at that thread count (bench_train_step gemm-rate).",

@@ -9,11 +9,12 @@
 //        split=0: every op split among the threads, never the batch (at threads > 1 a step cuts
 //        the batch into one part per thread, as headlab train does: headlab/core/data_parallel.hpp)
 //   bench_train_step sgemm [n] [threads=N]      -> one JSON line: GFLOP/s of an n^3 sgemm
-//   bench_train_step gemm-rate CONFIG [threads=N] [seq=T]
+//   bench_train_step gemm-rate CONFIG [threads=N] [seq=T] [split=0]
 //        -> one JSON line: GFLOP/s of the model's own products (every linear layer's forward and
 //           two backward gemms, and the per-head score and weighted-sum products), run the way the
-//           kernels run them (headlab's gemm, split among the threads): the rate a step could reach
-//           if it did nothing but its matrix products
+//           step runs them (each thread its part's products when the batch is cut, else every
+//           product split among the threads): the rate a step could reach if it did nothing but
+//           its matrix products
 //   bench_train_step baseline                   -> one JSON line: the peak RSS of an empty process
 //
 // The configurations (defined here and in train_twin.py, kept equal by hand):
@@ -77,15 +78,32 @@ IndexArray random_ids(Generator& gen, std::size_t rows, std::size_t cols, std::s
   return a;
 }
 
+// Runs `once` untimed until kWarmupSeconds have passed (at least 3 times), then `timed` times, and
+// returns the median milliseconds. The time floor outlasts OpenBLAS's own threads, which it starts
+// when the library loads and which spin for about 0.1 s before they sleep: on 2 cores they take
+// the second core from headlab's pool, and a 60 ms measurement read half the 2-thread rate in 12
+// of 20 processes (OPENBLAS_THREAD_TIMEOUT=4, spinning cut short: 3 of 20; docs/performance.md).
+constexpr double kWarmupSeconds = 0.3;
+template <typename F>
+double median_ms_after_warmup(int timed, const F& once) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 3 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+                               kWarmupSeconds;
+       ++r)
+    once();
+  std::vector<double> ms;
+  for (int r = 0; r < timed; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    once();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return median(ms);
+}
+
 int run_sgemm(std::size_t n) {
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-  std::vector<double> ms;
-  for (int r = 0; r < 23; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    detail::gemm(false, false, n, n, n, a.data(), b.data(), 0.0f, c.data());
-    if (r >= 3) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  const double m = median(ms);
+  const double m =
+      median_ms_after_warmup(20, [&] { detail::gemm(false, false, n, n, n, a.data(), b.data(), 0.0f, c.data()); });
   std::cout << "{\"sgemm_n\": " << n << ", \"threads\": " << threads() << ", \"ms\": " << m
             << ", \"gflops\": " << 2.0 * double(n * n * n) / (m * 1e6) << "}\n";
   return 0;
@@ -139,35 +157,49 @@ std::vector<Product> step_products(const Config& cfg, std::size_t B, std::size_t
   return out;
 }
 
-int run_gemm_rate(const Config& cfg, std::size_t B, std::size_t T) {
-  const std::vector<Product> products = step_products(cfg, B, T);
+// The products of a step run as the step runs them: with parts > 1 (the batch cut, one part per
+// thread: headlab/core/data_parallel.hpp) each thread runs its part's products, each product on one
+// thread; with parts = 1 every product is split among the threads (gemm by blocks, the per-head
+// products by head).
+int run_gemm_rate(const Config& cfg, std::size_t B, std::size_t T, std::size_t parts) {
+  std::vector<std::vector<Product>> part_products;
+  for (std::size_t p = 0; p < parts; ++p) part_products.push_back(step_products(cfg, (p + 1) * B / parts - p * B / parts, T));
   double flops = 0;
-  std::size_t biggest = 0;
-  for (const Product& p : products) {
-    flops += 2.0 * double(p.M * p.N * p.K * p.count);
-    biggest = std::max({biggest, p.M * p.K * p.count, p.K * p.N * p.count, p.M * p.N * p.count});
-  }
-  std::vector<float> a(biggest, 0.01f), b(biggest, 0.02f), c(biggest);
-  std::vector<double> ms;
-  for (int r = 0; r < 13; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+  std::size_t biggest = 0, count = 0;
+  for (const std::vector<Product>& products : part_products) {
+    count += products.size();
     for (const Product& p : products) {
+      flops += 2.0 * double(p.M * p.N * p.K * p.count);
+      biggest = std::max({biggest, p.M * p.K * p.count, p.K * p.N * p.count, p.M * p.N * p.count});
+    }
+  }
+  // One set of buffers per part: parts run at once.
+  std::vector<std::vector<float>> a(parts, std::vector<float>(biggest, 0.01f)),
+      b(parts, std::vector<float>(biggest, 0.02f)), c(parts, std::vector<float>(biggest));
+  auto run_part = [&](std::size_t part) {
+    float *pa = a[part].data(), *pb = b[part].data(), *pc = c[part].data();
+    for (const Product& p : part_products[part]) {
       const std::size_t sa = p.M * p.K, sb = p.K * p.N, sc = p.M * p.N;
       if (p.count == 1) {
-        detail::gemm(p.ta, p.tb, p.M, p.N, p.K, a.data(), b.data(), 0.0f, c.data());
-      } else {
+        detail::gemm(p.ta, p.tb, p.M, p.N, p.K, pa, pb, 0.0f, pc);
+      } else {  // inside parallel_parts this loop stays on the part's thread
         parallel_for(p.count, p.M * p.N * p.K, [&](std::size_t i0, std::size_t i1) {
           for (std::size_t i = i0; i < i1; ++i)
-            detail::gemm(p.ta, p.tb, p.M, p.N, p.K, a.data() + i * sa, b.data() + i * sb, 0.0f, c.data() + i * sc);
+            detail::gemm(p.ta, p.tb, p.M, p.N, p.K, pa + i * sa, pb + i * sb, 0.0f, pc + i * sc);
         });
       }
     }
-    if (r >= 3) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  const double m = median(ms);
+  };
+  const double m = median_ms_after_warmup(10, [&] {
+    if (parts == 1) {
+      run_part(0);
+    } else {
+      parallel_parts(parts, run_part);
+    }
+  });
   std::cout << "{\"gemm_rate\": \"" << cfg.name << "\", \"threads\": " << threads() << ", \"seq\": " << T
-            << ", \"batch\": " << B << ", \"products\": " << products.size() << ", \"ms\": " << m
-            << ", \"gflops\": " << flops / (m * 1e6) << "}\n";
+            << ", \"batch\": " << B << ", \"parts\": " << parts << ", \"products\": " << count
+            << ", \"ms\": " << m << ", \"gflops\": " << flops / (m * 1e6) << "}\n";
   return 0;
 }
 
@@ -223,7 +255,8 @@ int main(int argc, char** argv) {
     chosen.batch = std::max<std::size_t>(1, 2048 / seq);
   }
   const Config* cfg = &chosen;
-  if (which == "gemm-rate") return run_gemm_rate(*cfg, cfg->batch, cfg->length - 1);
+  if (which == "gemm-rate")
+    return run_gemm_rate(*cfg, cfg->batch, cfg->length - 1, split ? data_parallel_parts(cfg->batch) : 1);
   const std::size_t steps = plain.size() > 0 ? std::stoul(plain[0]) : 20,
                     warmup = plain.size() > 1 ? std::stoul(plain[1]) : 3;
   TransformerConfig tc;

@@ -3,13 +3,9 @@
 // gradient at all when a part's loss is not finite or a part throws.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <chrono>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "headlab/core/data_parallel.hpp"
