@@ -15,6 +15,8 @@ std::string study_chart_svg(const StudyRecipe& recipe, const StudyReport& report
   options.y_label = metric;
   options.footer = "every seed a dot; bar: the mean; line: its 95% t-interval (" +
                    std::to_string(recipe.seeds.size()) + " seeds a cell)";
+  options.baseline = recipe.baseline;
+  options.baseline_label = recipe.baseline_label;
   return svg_strip_chart(cells, options);
 }
 

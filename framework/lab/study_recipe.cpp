@@ -229,12 +229,24 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
       if (line.value != "welch" && line.value != "paired")
         throw ValueError(where + ": test: " + quote_clipped(line.value) + " is not welch or paired");
       r.paired = line.value == "paired";
+    } else if (key == "baseline") {  // baseline = VALUE LABEL: a dashed line on the chart
+      const std::size_t space = line.value.find_first_of(" \t");
+      const std::string number = line.value.substr(0, space);
+      const std::string label = space == std::string::npos ? "" : trim(line.value.substr(space + 1));
+      try {
+        r.baseline = parse_real_number(number);
+      } catch (const ValueError& e) {
+        throw ValueError(where + ": baseline: " + e.what() + " (baseline = VALUE LABEL, e.g. 0.0625 chance: 1 of 16)");
+      }
+      if (label.empty())
+        throw ValueError(where + ": baseline: name it after its value (baseline = VALUE LABEL, e.g. 0.0625 chance: 1 of 16)");
+      r.baseline_label = label;
     } else if (key == "quick") {
       r.quick_flags = split_flag_words(line.value, where);
       check_owned_flags(r.quick_flags, where);
     } else {
       throw ValueError(where + ": unknown [study] key " + quote_clipped(key) +
-                       " (title, seeds, threads, cell, metrics, compare, test, confirms, refutes, quick)");
+                       " (title, seeds, threads, cell, metrics, compare, test, confirms, refutes, baseline, quick)");
     }
   }
   for (const char* required : {"seeds", "threads", "metrics"})

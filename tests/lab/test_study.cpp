@@ -115,6 +115,11 @@ TEST_CASE("study recipe: refusals name FILE:LINE and the key") {
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x -h\n", "--help is set by the study"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\ncell = y\ncompare = x vs y on a | confirm > 1 | confirm < 2\n",
        "a second confirm criterion"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = chance\n", ": baseline: must be a finite number, got 'chance'"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = nan uniform\n", "baseline: must be a finite number"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = 0.25\n", "baseline: name it after its value"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = 0.25 a\nbaseline = 0.5 b\n",
+       "baseline is given twice"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.study);
@@ -317,4 +322,19 @@ TEST_CASE("study report: the CSV files hold every number exactly and the chart e
   const std::string md = study_report_markdown(r, report, runs, {"one-seed3"});
   CHECK(md.find("Not finished (left out of every number above): one-seed3.") != std::string::npos);
   CHECK(md.find("| two vs one | acc |") != std::string::npos);
+}
+
+TEST_CASE("study report: a recipe's baseline is a dashed line on the chart, its label escaped") {
+  const StudyRecipe plain = parse_study_recipe(pinned_recipe(kStudy), "r.ini");
+  CHECK(std::isnan(plain.baseline));
+  const StudyRecipe r = parse_study_recipe(pinned_recipe(kStudy + "baseline = 0.0625 chance: 1 of 16 <values>\n"), "r.ini");
+  CHECK(r.baseline == 0.0625);
+  CHECK(r.baseline_label == "chance: 1 of 16 <values>");
+  const std::vector<StudyRun> runs = {run_of("one", 1, 0.1), run_of("one", 2, 0.2), run_of("two", 1, 0.3),
+                                      run_of("two", 2, 0.4)};
+  const StudyReport report = report_study(r, runs);
+  const std::string svg = study_chart_svg(r, report);
+  CHECK(svg.find("stroke-dasharray") != std::string::npos);
+  CHECK(svg.find("chance: 1 of 16 &lt;values&gt;") != std::string::npos);
+  CHECK(study_chart_svg(plain, report_study(plain, runs)).find("stroke-dasharray") == std::string::npos);
 }

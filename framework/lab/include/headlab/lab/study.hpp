@@ -18,6 +18,9 @@
 //   test     = welch                                    or paired: the test the verdicts use
 //   confirms = text                                     what would confirm the claim, in words
 //   refutes  = text                                     what would refute it, in words
+//   baseline = 0.0625 chance: 1 of 16 values             a dashed line at VALUE on the chart, named
+//                                                       LABEL (chance, uniform attention, a count
+//                                                       n-gram), on the chart's metric
 //   quick    = --steps 20 --eval-every 10               flags added by `study run --quick` (which runs
 //                                                       the first two seeds): the whole pipeline in
 //                                                       seconds, for tests
@@ -38,6 +41,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +78,8 @@ struct StudyRecipe {
   std::map<std::string, std::string> metric_fields;    // name -> its summary.json field
   std::vector<StudyComparison> comparisons;
   bool paired = false;  // test = paired
+  double baseline = std::numeric_limits<double>::quiet_NaN();  // NaN: no baseline line
+  std::string baseline_label;
   std::vector<std::string> quick_flags;
   std::vector<ConfigEntry> train;  // the [train] section
 };
