@@ -16,7 +16,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import csv_text, fmt, holm, replace_block, strip_chart, t_interval, welch, write_or_check  # noqa: E402
+from study_tools import (csv_text, fmt, holm, replace_block, strip_chart, t_interval, welch, with_reference_line,  # noqa: E402
+                         write_or_check)
 
 PAGE = os.path.join(HERE, "..", "head-count-recall.md")
 CELLS = ["compute-h1", "compute-h2", "compute-h4", "compute-h8", "compute-h16",
@@ -78,6 +79,7 @@ def main():
                           [float(r["answer_accuracy"]) for r in by_cell[c]]) for c in CELLS],
                         0.0, 1.0, 0.1, "blue: fixed compute (d_model 16); red: fixed head size 4; h = 4, d = 4 is both. "
                         "Chance: 1/256.", width=860)
+    chart = with_reference_line(chart, 1 / 256, 0.0, 1.0, "chance 1/256", colour="#555", width=860)
     write_or_check({os.path.join(HERE, "summary.csv"): csv_text(summary),
                     os.path.join(HERE, "comparisons.csv"): csv_text(comparisons),
                     os.path.join(HERE, "..", "head_count_recall_accuracy.svg"): chart,

@@ -16,7 +16,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import csv_text, fmt, holm, replace_block, strip_chart, t_interval, welch, write_or_check  # noqa: E402
+from study_tools import (csv_text, fmt, holm, replace_block, strip_chart, t_interval, welch, with_reference_line,  # noqa: E402
+                         write_or_check)
 
 PAGE = os.path.join(HERE, "..", "induction-heads.md")
 CELLS = ["2-layer", "1-layer", "1-layer-wide"]
@@ -80,6 +81,7 @@ def main():
                         [(c, f"{by_cell[c][0]['parameters']} params", colours[c],
                           [float(r["repeated_accuracy"]) for r in by_cell[c]]) for c in CELLS],
                         0.0, 1.0, 0.1, f"chance (a uniform guess over 62 symbols): {CHANCE:.3f}", width=560)
+    chart = with_reference_line(chart, CHANCE, 0.0, 1.0, f"chance {CHANCE:.3f}", colour="#555", width=560)
     write_or_check({os.path.join(HERE, "summary.csv"): csv_text(summary),
                     os.path.join(HERE, "comparisons.csv"): csv_text(comparisons),
                     os.path.join(HERE, "..", "induction_heads_accuracy.svg"): chart,
