@@ -16,7 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from study_tools import (csv_text, fmt, holm, log_x_chart, paired, replace_block, t_interval,  # noqa: E402
-                         write_or_check)
+                         with_reference_line, write_or_check)
 
 PAGE = os.path.join(HERE, "..", "gate-sink-lr.md")
 GATES = ("none", "headwise", "elementwise")
@@ -145,6 +145,8 @@ def main():
     footer = f"constant rate after 200 warm-up steps, Adam, no clipping, 1500 steps; {len(seeds)} seeds a dot each; line: mean"
     acc_chart = log_x_chart("Repeated-half accuracy against the learning rate, per gate", "repeated-half accuracy",
                             [(g, COLOURS[g], per_seed("repeated_accuracy", g)) for g in GATES], 0.0, 1.0, 0.1, footer)
+    acc_chart = with_reference_line(acc_chart, CHANCE, 0.0, 1.0, f"chance {CHANCE:.3f}", colour="#555", width=760 - 110,
+                                    height=380, bottom=60)
     spikes_chart = log_x_chart("Loss spikes per run against the learning rate", "steps > 0.5 nats above the last 20",
                                [(g, COLOURS[g], {lr: [float(v) for v in vs] for lr, vs in per_seed("loss_spikes", g).items()})
                                 for g in GATES],
