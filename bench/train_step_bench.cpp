@@ -2,8 +2,11 @@
 // machine's sgemm rate, for bench/compare_train.py (which runs the PyTorch twin, bench/train_twin.py,
 // on the same configurations and alternates the two sides).
 //
-//   bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [threads=N] [seq=T]  -> one JSON line
+//   bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [composed] [threads=N] [seq=T]
+//        -> one JSON line
 //        flash: the tiled attention kernel in every module; ftz: set_flush_denormal(true);
+//        composed: the composed attention steps (heads split, permuted and merged as separate ops)
+//        instead of the default that reads the heads in place (AttentionConfig::heads_in_place);
 //        threads=N: headlab's thread count (default 1); seq=T: T input tokens, batch 2048 / T;
 //        work=W: set_min_parallel_work(W), the size below which a loop stays on one thread;
 //        split=0: every op split among the threads, never the batch (at threads > 1 a step cuts
@@ -208,7 +211,7 @@ int run_gemm_rate(const Config& cfg, std::size_t B, std::size_t T, std::size_t p
 int main(int argc, char** argv) {
   tune_allocator();
   if (argc < 2) {
-    std::cerr << "usage: bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [threads=N] [seq=T]\n"
+    std::cerr << "usage: bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [composed] [threads=N] [seq=T]\n"
                  "       bench_train_step sgemm [n] [threads=N] | gemm-rate CONFIG [threads=N] [seq=T] | baseline\n";
     return 2;
   }
@@ -216,7 +219,7 @@ int main(int argc, char** argv) {
   // key=value arguments anywhere after the first; the rest are positional.
   std::vector<std::string> plain;
   std::size_t thread_count = 1, seq = 0;
-  bool flash = false, ftz = false, split = true;
+  bool flash = false, ftz = false, split = true, in_place = true;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("threads=", 0) == 0) {
@@ -231,6 +234,8 @@ int main(int argc, char** argv) {
       flash = true;
     } else if (arg == "ftz") {
       ftz = true;
+    } else if (arg == "composed") {
+      in_place = false;
     } else {
       plain.push_back(arg);
     }
@@ -271,6 +276,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   tc.attention.flash = flash;
+  tc.attention.heads_in_place = in_place;
   tc.src_vocab = cfg->decoder_only ? 1 : cfg->vocab;
   tc.tgt_vocab = cfg->vocab;
   tc.max_len = cfg->length;
@@ -331,7 +337,7 @@ int main(int argc, char** argv) {
   std::size_t n_params = 0;
   for (const auto& p : params) n_params += p.value().size();
   std::cout << "{\"side\": \"headlab\", \"config\": \"" << cfg->name << "\", \"flash\": " << (flash ? "true" : "false")
-            << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"threads\": " << threads()
+            << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"heads_in_place\": " << (in_place ? "true" : "false") << ", \"threads\": " << threads()
             << ", \"parts\": " << parts << ", \"seq\": " << cfg->length - 1 << ", \"batch\": " << cfg->batch << ", \"ms_per_step\": " << m
             << ", \"flops_per_step\": " << flops << ", \"gflops\": " << flops / (m * 1e6)
             << ", \"parameters\": " << n_params << ", \"peak_rss_mb\": " << peak_rss_mb() << ", \"steps\": " << steps

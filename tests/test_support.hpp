@@ -3,21 +3,41 @@
 
 #include <unistd.h>
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "headlab/core/tensor.hpp"
 #include "headlab/core/threads.hpp"
 
 namespace headlab::testing {
+
+// max |a - b| over the elements of two arrays of one shape; +infinity when a difference is not
+// finite, so that a NaN never passes `max_diff(...) < tol`. Equal infinities differ by 0.
+template <typename T>
+double max_diff(const Array<T>& a, const Array<T>& b) {
+  REQUIRE(a.shape() == b.shape());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = double(a.data()[i]), y = double(b.data()[i]);
+    const double d = x == y ? 0.0 : std::abs(x - y);
+    if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, d);
+  }
+  return m;
+}
 
 // The bytes of a file; std::runtime_error naming it when it cannot be read (the test fails there).
 inline std::string read_text(const std::filesystem::path& path) {

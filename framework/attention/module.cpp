@@ -285,6 +285,11 @@ AttentionOutput<T> MultiHeadAttention<T>::attend(const Tensor<T>& x, const Tenso
   // keys have none (no position mask).
   const std::vector<std::int64_t> qpos = new_token_positions(cache ? cache->length() : 0, x.size(1));
   std::vector<std::int64_t> kpos = memory ? std::vector<std::int64_t>() : qpos;
+  if (reads_heads_in_place(x, memory, call, cache)) {  // the same numbers without the head copies
+    AttentionOutput<T> plain;
+    plain.output = project("out_proj", attend_in_place(x, memory, qpos, call), config_.bias);  // (B, L, D)
+    return plain;
+  }
 
   Heads heads;
   if (!config_.is_latent()) {

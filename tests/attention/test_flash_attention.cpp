@@ -9,9 +9,11 @@
 #include "headlab/attention/attention.hpp"
 #include "headlab/core/gradcheck.hpp"
 #include "headlab/ops/ops.hpp"
+#include "test_support.hpp"
 #include "headlab/core/random.hpp"
 
 using namespace headlab;
+using headlab::testing::max_diff;
 
 namespace {
 
@@ -23,19 +25,6 @@ struct Case {
   bool padding = false;
   std::size_t block = 3;
 };
-
-template <typename T>
-double max_diff(const Array<T>& a, const Array<T>& b) {
-  REQUIRE(a.shape() == b.shape());
-  double m = 0;  // +infinity when any difference is not finite: NaN never passes `< tol`
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double x = double(a.data()[i]), y = double(b.data()[i]);
-    const double d = x == y ? 0.0 : std::abs(x - y);
-    if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
-    m = std::max(m, d);
-  }
-  return m;
-}
 
 template <typename T>
 SdpaOptions<T> options_of(const Case& c) {

@@ -119,6 +119,9 @@ struct AttentionConfig {
   std::size_t rope_dim = 0;       // MLA with rope: decoupled rotary key size d_R (shared by heads)
   bool flash = false;             // the tiled kernel (flash_attention) whenever the call allows it:
                                   // no attn_mask / attn_bias / weights / taps / attention dropout
+  bool heads_in_place = true;     // plain multi-head attention reads its heads in place from the
+                                  // projections (attention/module_in_place.cpp: the same numbers,
+                                  // fewer copies); false: always the composed steps
 
   std::size_t kv_heads() const { return num_kv_heads ? num_kv_heads : num_heads; }
   std::size_t dim_head() const { return head_dim ? head_dim : (num_heads ? d_model / num_heads : 0); }
@@ -204,6 +207,12 @@ class MultiHeadAttention : public Module<T> {
   AttentionOutput<T> attend(const Tensor<T>& x, const Tensor<T>* memory, const AttentionCall<T>& call,
                             KVCache<T>* cache);
   Tensor<T> project(const std::string& name, const Tensor<T>& input, bool bias) const;
+  // The fast path (attention/module_in_place.cpp): whether this call may take it, and the merged
+  // heads (B, L, h d) it computes with them read in place.
+  bool reads_heads_in_place(const Tensor<T>& x, const Tensor<T>* memory, const AttentionCall<T>& call,
+                            const KVCache<T>* cache) const;
+  Tensor<T> attend_in_place(const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos,
+                            const AttentionCall<T>& call) const;
   Heads project_heads(const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos) const;
   Latent project_latent(const Tensor<T>& x, const Tensor<T>& src, const std::vector<std::int64_t>& qpos) const;
   Heads expand_latent(const Tensor<T>& x, const Latent& latent, const std::vector<std::int64_t>& qpos) const;
