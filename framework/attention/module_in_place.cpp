@@ -5,9 +5,10 @@
 //   y = attention_in_place(...) (B, L, h d);  out = y W_O^T + b_O (B, L, D)
 // The same products and softmax rows as the composed steps of module.cpp, so the same numbers.
 // attend() takes it (unless config.heads_in_place is false) only for what it covers: plain
-// multi-head attention (h_kv = h: no GQA, MLA or rope), no cache, gate, head mask, hooks or taps, a call without weights, attn_mask, attn_bias or
-// attention dropout, and the fast kernels with no course task region asked for (the composed steps
-// are tasks 1.1, 1.2, 2.1 and 2.3 and use 0.5 and 0.6: a student's answer must be what runs).
+// multi-head attention (h_kv = h: no GQA, MLA or rope), no cache, gate, head mask, hooks or taps,
+// a call without weights, attn_mask, attn_bias or attention dropout, and the fast kernels with no
+// course task region asked for (the composed steps are tasks 1.1, 1.2, 2.1 and 2.3 and use 0.5
+// and 0.6: a student's answer must be what runs).
 #include <cmath>
 
 #include "attention/kernels/in_place_heads.hpp"

@@ -49,9 +49,14 @@ HeadLayout check_layout(const InPlaceHeads<T>& in, const Tensor<T>& kv, bool sel
   HeadLayout g{qs[0], qs[1], ks[1], in.heads, in.head_dim, qs[2], ks[2], in.q_col, in.k_col, in.v_col};
   const std::size_t width = g.h * g.d;
   if (g.h == 0 || g.d == 0) fail("heads and head_dim must be > 0");
-  if (g.q_col + width > g.Cq) fail("query columns [" + std::to_string(g.q_col) + ", " + std::to_string(g.q_col + width) + ") do not fit");
-  if (g.k_col + width > g.Ckv) fail("key columns [" + std::to_string(g.k_col) + ", " + std::to_string(g.k_col + width) + ") do not fit");
-  if (g.v_col + width > g.Ckv) fail("value columns [" + std::to_string(g.v_col) + ", " + std::to_string(g.v_col + width) + ") do not fit");
+  auto fits = [&](const char* what, std::size_t col, std::size_t row_length) {
+    if (col + width > row_length)
+      fail(std::string(what) + " columns [" + std::to_string(col) + ", " + std::to_string(col + width) +
+           ") do not fit a row of " + std::to_string(row_length));
+  };
+  fits("query", g.q_col, g.Cq);
+  fits("key", g.k_col, g.Ckv);
+  fits("value", g.v_col, g.Ckv);
   // The backward writes each gradient into its columns: ranges of one source must not overlap.
   auto apart = [width](std::size_t a, std::size_t b) { return a + width <= b || b + width <= a; };
   if (!apart(g.k_col, g.v_col) || (self && (!apart(g.q_col, g.k_col) || !apart(g.q_col, g.v_col))))
@@ -64,8 +69,8 @@ kernels::HiddenKeys hidden_keys(const ScoreMask& hide, const HeadLayout& g) {
   if (hide.mask) throw ValueError("attention_in_place: attn_mask is not supported (use the composed path)");
   auto expect = [](const MaskArray* m, const Shape& want, const char* what) {
     if (m && detail::shape_of(*m) != want)
-      throw ShapeError(std::string("attention_in_place: ") + what + " mask of shape " + shape_str(detail::shape_of(*m)) +
-                       " should be " + shape_str(want));
+      throw ShapeError(std::string("attention_in_place: ") + what + " mask of shape " +
+                       shape_str(detail::shape_of(*m)) + " should be " + shape_str(want));
   };
   expect(hide.positions, Shape{g.L, g.S}, "position");
   expect(hide.padding, Shape{g.B, g.S}, "padding");
@@ -119,11 +124,12 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
     const T* src = Q + g.q(b, i);
     for (std::size_t r = 0; r < L; ++r)
       for (std::size_t e = 0; e < d; ++e) qh[r * d + e] = src[r * g.Cq + e] * scale;
-    transpose_rows(KV + g.k(b, i), S, d, g.Ckv, k_t);                                           // k^T (d x S)
+    transpose_rows(KV + g.k(b, i), S, d, g.Ckv, k_t);  // k^T (d x S)
     detail::blas_gemm(false, false, L, S, d, T(1), qh, d, k_t, S, T(0), scores.data() + bh * L * S, S);  // q k^T
   });
-  auto p = std::make_shared<Array<T>>(hidden.positions || hidden.padding ? kernels::masked_softmax_forward(scores, hidden)
-                                                                         : kernels::softmax_forward(scores, 3));
+  const bool masked = hidden.positions || hidden.padding;
+  auto p = std::make_shared<Array<T>>(masked ? kernels::masked_softmax_forward(scores, hidden)
+                                             : kernels::softmax_forward(scores, 3));  // P (B, h, L, S)
   for_each_head<T>(g, work, [&](std::size_t b, std::size_t i, std::size_t bh, T*) {
     detail::blas_gemm(false, false, L, d, S, T(1), p->data() + bh * L * S, S, KV + g.v(b, i), g.Ckv, T(0),
                       y.data() + g.y(b, i), hd);
@@ -140,10 +146,11 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
         const T* KV = node.inputs[self ? 0 : 1]->value.data();
         const T* dY = node.grad.data();
         // Every column of a source that no head reads gets a zero gradient (the ranges do not overlap).
-        const bool q_covered = self ? g.Cq == 3 * hd : g.Cq == hd;
-        Array<T> dq_src = q_covered ? detail::empty_array<T>({g.B, L, g.Cq}) : Array<T>(xt::zeros<T>({g.B, L, g.Cq}));
-        Array<T> dkv_src;
-        if (!self) dkv_src = g.Ckv == 2 * hd ? detail::empty_array<T>({g.B, S, g.Ckv}) : Array<T>(xt::zeros<T>({g.B, S, g.Ckv}));
+        auto gradient = [](const Shape& shape, bool covered) {
+          return covered ? detail::empty_array<T>(shape) : Array<T>(xt::zeros<T>(shape));
+        };
+        Array<T> dq_src = gradient({g.B, L, g.Cq}, self ? g.Cq == 3 * hd : g.Cq == hd);
+        Array<T> dkv_src = self ? Array<T>() : gradient({g.B, S, g.Ckv}, g.Ckv == 2 * hd);
         T* dKV = self ? dq_src.data() : dkv_src.data();
         Array<T> dp = detail::empty_array<T>({g.B, g.h, L, S});
         for_each_head<T>(g, work, [&](std::size_t b, std::size_t i, std::size_t bh, T* v_t) {
