@@ -22,6 +22,7 @@
 #include "headlab/core/shape_utils.hpp"
 #include "headlab/core/threads.hpp"
 #include "ops/kernels/blas_gemm.hpp"
+#include "ops/kernels/row_kernels.hpp"
 #include "ops/kernels/softmax_kernels.hpp"
 
 namespace headlab {
@@ -122,8 +123,7 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
   for_each_head<T>(g, work, [&](std::size_t b, std::size_t i, std::size_t bh, T* k_t) {
     T* qh = q->data() + bh * L * d;
     const T* src = Q + g.q(b, i);
-    for (std::size_t r = 0; r < L; ++r)
-      for (std::size_t e = 0; e < d; ++e) qh[r * d + e] = src[r * g.Cq + e] * scale;
+    for (std::size_t r = 0; r < L; ++r) detail::row_scale(src + r * g.Cq, d, scale, qh + r * d);
     transpose_rows(KV + g.k(b, i), S, d, g.Ckv, k_t);  // k^T (d x S)
     detail::blas_gemm(false, false, L, S, d, T(1), qh, d, k_t, S, T(0), scores.data() + bh * L * S, S);  // q k^T
   });

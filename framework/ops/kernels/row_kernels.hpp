@@ -53,6 +53,16 @@ void row_copy(const T* s, std::size_t n, T* d) {
   for (; j < n; ++j) d[j] = s[j];
 }
 
+// d[0..n) = scale * s[0..n), the buffers apart (one rounding per element, as the scalar loop).
+template <typename T>
+void row_scale(const T* s, std::size_t n, T scale, T* d) {
+  constexpr std::size_t W = Batch<T>::size;
+  const Batch<T> factor(scale);
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) (Batch<T>::load_unaligned(s + j) * factor).store_unaligned(d + j);
+  for (; j < n; ++j) d[j] = s[j] * scale;
+}
+
 // sum_j x[j]
 template <typename T>
 T row_sum(const T* x, std::size_t n) {
