@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   const double median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
   const double flops = double(B) * (8.0 * double(T) * double(D * D) + 4.0 * double(T * T) * double(D));
   std::cout << "{\"d_model\": " << D << ", \"heads\": " << H << ", \"seq\": " << T << ", \"batch\": " << B
-            << ", \"threads\": " << threads() << ", \"flash\": " << (flash ? "true" : "false") << ", \"in_place\": " << (in_place ? "true" : "false") << ", \"ms\": " << median
+            << ", \"threads\": " << threads() << ", \"flash\": " << (flash ? "true" : "false")
+            << ", \"in_place\": " << (in_place ? "true" : "false") << ", \"ms\": " << median
             << ", \"ms_min\": " << ms.front() << ", \"ms_max\": " << ms.back() << ", \"forward_flops\": " << flops
             << "}\n";
   return 0;

@@ -7,10 +7,11 @@
                                             [--bench build/release/bench/bench_train_step] [--out FILE.md]
                                             [--flush-denormals]
 
-For every repetition, thread count and configuration it runs headlab's bench_train_step (composed
-attention, the default, and the tiled kernel) and the PyTorch twin (bench/train_twin.py), each in
-its own process at that thread count (headlab: threads=N; PyTorch: torch.set_num_threads(N) and
-OPENBLAS_NUM_THREADS=N), alternating which side goes first. Reported, per configuration:
+For every repetition, thread count and configuration it runs headlab's bench_train_step (the default
+attention: heads read in place where the layer allows, else composed; and the tiled kernel) and the
+PyTorch twin (bench/train_twin.py), each in its own process at that thread count (headlab:
+threads=N; PyTorch: torch.set_num_threads(N) and OPENBLAS_NUM_THREADS=N), alternating which side
+goes first. Reported, per configuration:
 - median ms/step of each side over the repetitions (each a median over --steps steps, or more for
   a fast model: as many as headlab's single-thread step needs to fill --min-seconds, timed once
   before the comparison, so a 9 ms copy step is not read from 20 steps on a noisy machine);
@@ -21,11 +22,11 @@ OPENBLAS_NUM_THREADS=N), alternating which side goes first. Reported, per config
   at the same thread count (bench_train_step gemm-rate); and sgemm 512^3 for reference;
 - peak RSS as measured and net of each side's baseline (an empty headlab process; PyTorch's import
   plus a trivial backward);
-- with --seq-lens: the lm configuration at T input tokens and batch 2048 / T (B x T fixed), composed
+- with --seq-lens: the lm configuration at T input tokens and batch 2048 / T (B x T fixed), default
   and tiled against PyTorch, at every thread count.
 --flush-denormals runs both sides with subnormal floats flushed to zero.
---busy-neighbour also runs headlab (composed) at the first and the last thread count beside one busy
-process (a shell loop pinned to the last core, as a compile job or another run would be), --repeat
+--busy-neighbour also runs headlab (default attention) at the first and the last thread count beside
+one busy process (a shell loop pinned to the last core, as a compile job or another run would be), --repeat
 times, alternating. With more than one thread count, the report ends with the targets of the issue
 "every core for small models" (1 -> N scaling, default against PyTorch's best, the busy neighbour,
 the single-thread share of the limit), each measured value beside its target.
@@ -120,7 +121,7 @@ def main():
                     add((c, s, t, side), res)
                     print(f"  repeat {r + 1} {c:9s} T={s or '-':<5} threads {t} {side:8s} "
                           f"{res['ms_per_step']:9.2f} ms/step", file=sys.stderr)
-    busy = {}  # busy[(config, threads)] = [ms, ...], headlab composed beside one busy process
+    busy = {}  # busy[(config, threads)] = [ms, ...], headlab (default attention) beside one busy process
     if a.busy_neighbour:
         ends = sorted({counts[0], max(counts)})
         neighbour = subprocess.Popen(["taskset", "-c", str((os.cpu_count() or 1) - 1), "sh", "-c", "while :; do :; done"])
@@ -154,7 +155,7 @@ def main():
     for t in counts:
         lines += [f"### {t} thread{'s' if t > 1 else ''} each side", "",
                   "| config | headlab ms/step | tiled ms/step | PyTorch ms/step | PyTorch / headlab | PyTorch / tiled | "
-                  "headlab GFLOP/s | of limit (composed / tiled) | limit GFLOP/s |",
+                  "headlab GFLOP/s | of limit (default / tiled) | limit GFLOP/s |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for c, s in jobs:
             o, ti, p = (med(cells[(c, s, t, k)]) for k in ("headlab", "tiled", "pytorch"))
@@ -178,11 +179,11 @@ def main():
             pb = med(cells[(c, s, best_t, "pytorch")])
             best_ours = min(on, tn)
             lines.append(f"| {name} | **{o1 / on:.2f}x** | {t1 / tn:.2f}x | {best_t} ({pb:.2f} ms) | "
-                         f"**{pb / on:.2f}x** composed, {pb / tn:.2f}x tiled |")
+                         f"**{pb / on:.2f}x** default, {pb / tn:.2f}x tiled |")
         lines.append("")
     if busy:
         lo, hi = counts[0], max(counts)
-        lines += ["### Beside one busy process (headlab, composed)", "",
+        lines += ["### Beside one busy process (headlab, default attention)", "",
                   f"| config | {lo} thread ms/step | {hi} threads ms/step | {hi} / {lo} (above 1: the default is slower) |",
                   "|---|---|---|---|"]
         for c in configs:

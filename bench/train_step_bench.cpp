@@ -211,7 +211,8 @@ int run_gemm_rate(const Config& cfg, std::size_t B, std::size_t T, std::size_t p
 int main(int argc, char** argv) {
   tune_allocator();
   if (argc < 2) {
-    std::cerr << "usage: bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [composed] [threads=N] [seq=T]\n"
+    std::cerr << "usage: bench_train_step copy|translate|lm [steps] [warmup] [flash] [ftz] [composed] [threads=N]"
+                 " [seq=T]\n"
                  "       bench_train_step sgemm [n] [threads=N] | gemm-rate CONFIG [threads=N] [seq=T] | baseline\n";
     return 2;
   }
@@ -337,7 +338,8 @@ int main(int argc, char** argv) {
   std::size_t n_params = 0;
   for (const auto& p : params) n_params += p.value().size();
   std::cout << "{\"side\": \"headlab\", \"config\": \"" << cfg->name << "\", \"flash\": " << (flash ? "true" : "false")
-            << ", \"flush_denormals\": " << (ftz ? "true" : "false") << ", \"heads_in_place\": " << (in_place ? "true" : "false") << ", \"threads\": " << threads()
+            << ", \"flush_denormals\": " << (ftz ? "true" : "false")
+            << ", \"heads_in_place\": " << (in_place ? "true" : "false") << ", \"threads\": " << threads()
             << ", \"parts\": " << parts << ", \"seq\": " << cfg->length - 1 << ", \"batch\": " << cfg->batch << ", \"ms_per_step\": " << m
             << ", \"flops_per_step\": " << flops << ", \"gflops\": " << flops / (m * 1e6)
             << ", \"parameters\": " << n_params << ", \"peak_rss_mb\": " << peak_rss_mb() << ", \"steps\": " << steps

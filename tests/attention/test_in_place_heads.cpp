@@ -45,6 +45,8 @@ struct Case {
   std::size_t B, h, L, S, d;
   bool cross = false, causal = false, padding = false;
   std::size_t window = 0, sinks = 0;
+  std::size_t d_model = 0;  // 0: h d; else head_dim = d is set apart from it
+  bool bias = true;
 };
 
 const Case cases[] = {
@@ -53,6 +55,10 @@ const Case cases[] = {
     {"self, causal with key padding and a fully hidden batch", 3, 2, 6, 6, 4, false, true, true},
     {"self, window 3 with 1 sink", 2, 2, 9, 9, 2, false, false, false, 3, 1},
     {"cross, L != S, key padding", 3, 2, 4, 6, 3, true, false, true},
+    // A head of 17 runs the SIMD body and the tail of every row loop (SSE, AVX2 or AVX-512 width).
+    {"self, causal, one sequence, heads of 17 apart from d_model 6, no biases", 1, 2, 5, 5, 17, false, true, false, 0,
+     0, 6, false},
+    {"cross, heads of 17, no biases", 2, 2, 3, 4, 17, true, false, false, 0, 0, 0, false},
 };
 
 template <typename T>
@@ -80,14 +86,17 @@ template <typename T>
 Run<T> run(const Case& c, bool need_weights) {
   Generator gen(11);
   AttentionConfig config;
-  config.d_model = c.h * c.d;
+  const std::size_t D = c.d_model ? c.d_model : c.h * c.d;
+  config.d_model = D;
+  config.head_dim = c.d_model ? c.d : 0;
   config.num_heads = c.h;
   config.window = c.window;
   config.sinks = c.sinks;
+  config.bias = c.bias;
   MultiHeadAttention<T> mha(config, gen);
-  const Tensor<T> x = uniform<T>({c.B, c.L, c.h * c.d}, -1, 1, gen, true);
-  const Tensor<T> memory = uniform<T>({c.B, c.S, c.h * c.d}, -1, 1, gen, true);
-  const Tensor<T> w = uniform<T>({c.B, c.L, c.h * c.d}, -1, 1, gen);  // upstream gradient
+  const Tensor<T> x = uniform<T>({c.B, c.L, D}, -1, 1, gen, true);
+  const Tensor<T> memory = uniform<T>({c.B, c.S, D}, -1, 1, gen, true);
+  const Tensor<T> w = uniform<T>({c.B, c.L, D}, -1, 1, gen);  // upstream gradient
   AttentionCall<T> call = call_of<T>(c);
   call.need_weights = need_weights;  // weights wanted: the composed path
   const Tensor<T> out = c.cross ? mha.forward(x, memory, call).output : mha.forward(x, call).output;
@@ -187,12 +196,17 @@ TEST_CASE("heads read in place: the attention module keeps the composed path whe
   config.d_model = 8;
   config.num_heads = 2;
   const TensorD x = uniform<double>({2, 5, 8}, -1, 1, gen, true);
-  auto in_place = [&](const AttentionConfig& c, const AttentionCall<double>& call) {
+  const TensorD memory = uniform<double>({2, 4, 8}, -1, 1, gen, true);
+  // Whether one forward (self-attention, or cross-attention on `memory`) took the fast path.
+  auto in_place = [&](const AttentionConfig& c, const AttentionCall<double>& call, bool cross = false,
+                      bool training = true) {
     Generator g(5);
     MultiHeadAttention<double> mha(c, g);
-    return graph_has(mha.forward(x, call).output, "attention_in_place");
+    mha.train(training);
+    return graph_has(cross ? mha.forward(x, memory, call).output : mha.forward(x, call).output, "attention_in_place");
   };
   CHECK(in_place(config, {}));
+  CHECK(in_place(config, {}, true));
   AttentionConfig off = config;
   off.heads_in_place = false;
   CHECK_FALSE(in_place(off, {}));
@@ -202,12 +216,35 @@ TEST_CASE("heads read in place: the attention module keeps the composed path whe
   AttentionConfig rope = config;
   rope.rope = true;
   CHECK_FALSE(in_place(rope, {}));
+  AttentionConfig latent = config;
+  latent.latent_dim = 4;
+  CHECK_FALSE(in_place(latent, {}));
   AttentionConfig gated = config;
   gated.gate = GateKind::headwise;
   CHECK_FALSE(in_place(gated, {}));
+  AttentionConfig tiled = config;
+  tiled.flash = true;
+  CHECK_FALSE(in_place(tiled, {}));
+  AttentionCall<double> causal;
+  causal.causal = true;
+  CHECK(in_place(config, causal));
+  CHECK_FALSE(in_place(config, causal, true));  // causal cross-attention: positions the kernel does not take
+  AttentionConfig with_dropout = config;
+  with_dropout.dropout = 0.5;
+  Generator drops(8);
+  AttentionCall<double> dropping;
+  dropping.generator = &drops;
+  CHECK_FALSE(in_place(with_dropout, dropping));                    // training: dropout on the weights
+  CHECK(in_place(with_dropout, dropping, false, /*training=*/false));  // eval: no dropout
   AttentionCall<double> masked;
   masked.attn_mask = MaskArray(xt::zeros<bool>({std::size_t(5), std::size_t(5)}));
   CHECK_FALSE(in_place(config, masked));
+  AttentionCall<double> biased;
+  biased.attn_bias = Array<double>(xt::zeros<double>({std::size_t(5), std::size_t(5)}));
+  CHECK_FALSE(in_place(config, biased));
+  AttentionCall<double> weights;
+  weights.need_weights = true;
+  CHECK_FALSE(in_place(config, weights));
   AttentionCall<double> head_mask;
   head_mask.head_mask = ones<double>({2});
   CHECK_FALSE(in_place(config, head_mask));
@@ -220,4 +257,10 @@ TEST_CASE("heads read in place: the attention module keeps the composed path whe
   HookPoints<double> hooks;
   watched.set_hooks(&hooks, "layer.");
   CHECK_FALSE(graph_has(watched.forward(x).output, "attention_in_place"));
+  watched.set_hooks(nullptr, "");
+  watched.set_taps(true);
+  CHECK_FALSE(graph_has(watched.forward(x).output, "attention_in_place"));
+  KVCache<double> cache;
+  MultiHeadAttention<double> cached(config, g);
+  CHECK_FALSE(graph_has(cached.forward(x, {}, &cache).output, "attention_in_place"));
 }

@@ -234,6 +234,20 @@ TEST_CASE_TEMPLATE("kernels: row_copy copies every length around the SIMD width 
   }
 }
 
+TEST_CASE_TEMPLATE("kernels: row_scale multiplies every length around the SIMD width as the scalar loop does", T, float,
+                   double) {
+  const std::size_t w = detail::Batch<T>::size;
+  const T scale = T(0.3);
+  for (std::size_t n : {std::size_t(0), std::size_t(1), w - 1, w, w + 1, 3 * w + 2, std::size_t(257)}) {
+    CAPTURE(n);
+    std::vector<T> from(n), to(n + 1, T(-7));
+    for (std::size_t i = 0; i < n; ++i) from[i] = T(i) / T(7) - T(3);
+    detail::row_scale(from.data(), n, scale, to.data());
+    for (std::size_t i = 0; i < n; ++i) CHECK(to[i] == from[i] * scale);  // one rounding, bit for bit
+    CHECK(to[n] == T(-7));  // the element after the row is untouched
+  }
+}
+
 TEST_CASE_TEMPLATE("kernels: heads split and merged (permute keeping the last axis), every head size around the SIMD "
                    "width", T, float, double) {
   Generator gen(105);

@@ -1,13 +1,13 @@
 // attention/kernels/in_place_heads.cpp: attention with the heads read in place from the projections
-// (in_place_heads.hpp gives the formula). Per (batch b, head i), with q_i, k_i, v_i, dy_i the
-// head's rows where they lie (leading dimension C_q, C_kv or h d):
-//   forward:  q_i = scale * q rows (copied, kept)         (L x d)
-//             P_i = q_i k_i^T                             (L x S, gemm N N on a copy of k_i^T), softmax by rows
-//             y_i = P_i v_i                               (L x d, gemm N N) into y's columns
-//   backward: dP_i = dy_i v_i^T                           (L x S, gemm N N on a copy of v_i^T)
-//             dS   = softmax_backward(P, dP)               by rows
-//             dv_i = P_i^T dy_i,  dk_i = dS_i^T q_i       (S x d, gemm T N)
-//             dq_i = scale (dS_i k_i)                     (L x d, gemm N N with alpha = scale)
+// (in_place_heads.hpp gives the formula). Per (batch b, head i), with k_i, v_i, dy_i the head's rows
+// where they lie (leading dimension C_kv or h d) and q_i the scaled copy (leading dimension d):
+//   forward:  q_i = scale * q rows (copied, kept)        (L x d)
+//             P_i = q_i k_i^T                            (L x S, gemm N N on a copy of k_i^T), softmax by rows
+//             y_i = P_i v_i                              (L x d, gemm N N) into y's columns
+//   backward: dP_i = dy_i v_i^T                          (L x S, gemm N N on a copy of v_i^T)
+//             dS   = softmax_backward(P, dP)              by rows
+//             dv_i = P_i^T dy_i,  dk_i = dS_i^T q_i      (S x d, gemm T N)
+//             dq_i = scale (dS_i k_i)                    (L x d, gemm N N with alpha = scale)
 // The softmax forward and backward are the ops' own kernels (ops/kernels/softmax_kernels.hpp) on
 // the whole (B, h, L, S) array, as in the composed path.
 // Threads (headlab/core/threads.hpp): the (b, i) pairs are shared out; each writes only its own
@@ -65,7 +65,8 @@ HeadLayout check_layout(const InPlaceHeads<T>& in, const Tensor<T>& kv, bool sel
   return g;
 }
 
-template <typename T>
+// The keys hide masks, as the softmax kernels read them (ops/softmax.cpp builds the same for the
+// composed path, with more kinds of mask).
 kernels::HiddenKeys hidden_keys(const ScoreMask& hide, const HeadLayout& g) {
   if (hide.mask) throw ValueError("attention_in_place: attn_mask is not supported (use the composed path)");
   auto expect = [](const MaskArray* m, const Shape& want, const char* what) {
@@ -85,13 +86,13 @@ kernels::HiddenKeys hidden_keys(const ScoreMask& hide, const HeadLayout& g) {
   return k;
 }
 
-// The (b, i) pairs, shared among the threads: fn(b, i, bh, scratch) with bh = b h + i and a
-// scratch buffer of d S elements for the thread.
+// The (b, i) pairs, shared among the threads: fn(b, i, bh, scratch) with bh = b h + i and a buffer
+// of `scratch` elements for the thread.
 template <typename T, typename Fn>
-void for_each_head(const HeadLayout& g, std::size_t work, Fn&& fn) {
+void for_each_head(const HeadLayout& g, std::size_t work, std::size_t scratch, Fn&& fn) {
   parallel_for(g.B * g.h, work, [&](std::size_t bh0, std::size_t bh1) {
-    std::vector<T> scratch(g.d * g.S);
-    for (std::size_t bh = bh0; bh < bh1; ++bh) fn(bh / g.h, bh % g.h, bh, scratch.data());
+    std::vector<T> buffer(scratch);
+    for (std::size_t bh = bh0; bh < bh1; ++bh) fn(bh / g.h, bh % g.h, bh, buffer.data());
   });
 }
 
@@ -112,7 +113,7 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
   const bool self = !in.kv_src.defined();
   const Tensor<T>& kv = self ? in.q_src : in.kv_src;
   const HeadLayout g = check_layout(in, kv, self);
-  const kernels::HiddenKeys hidden = hidden_keys<T>(hide, g);
+  const kernels::HiddenKeys hidden = hidden_keys(hide, g);
   const std::size_t L = g.L, S = g.S, d = g.d, hd = g.h * g.d, work = L * S * d;
 
   // ---- Forward ----
@@ -120,7 +121,7 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
   Array<T> scores = detail::empty_array<T>({g.B, g.h, L, S});
   Array<T> y = detail::empty_array<T>({g.B, L, hd});
   const T *Q = in.q_src.value().data(), *KV = kv.value().data();
-  for_each_head<T>(g, work, [&](std::size_t b, std::size_t i, std::size_t bh, T* k_t) {
+  for_each_head<T>(g, work, d * S, [&](std::size_t b, std::size_t i, std::size_t bh, T* k_t) {
     T* qh = q->data() + bh * L * d;
     const T* src = Q + g.q(b, i);
     for (std::size_t r = 0; r < L; ++r) detail::row_scale(src + r * g.Cq, d, scale, qh + r * d);
@@ -130,7 +131,7 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
   const bool masked = hidden.positions || hidden.padding;
   auto p = std::make_shared<Array<T>>(masked ? kernels::masked_softmax_forward(scores, hidden)
                                              : kernels::softmax_forward(scores, 3));  // P (B, h, L, S)
-  for_each_head<T>(g, work, [&](std::size_t b, std::size_t i, std::size_t bh, T*) {
+  for_each_head<T>(g, work, 0, [&](std::size_t b, std::size_t i, std::size_t bh, T*) {
     detail::blas_gemm(false, false, L, d, S, T(1), p->data() + bh * L * S, S, KV + g.v(b, i), g.Ckv, T(0),
                       y.data() + g.y(b, i), hd);
   });
@@ -153,13 +154,13 @@ Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T
         Array<T> dkv_src = self ? Array<T>() : gradient({g.B, S, g.Ckv}, g.Ckv == 2 * hd);
         T* dKV = self ? dq_src.data() : dkv_src.data();
         Array<T> dp = detail::empty_array<T>({g.B, g.h, L, S});
-        for_each_head<T>(g, work, [&](std::size_t b, std::size_t i, std::size_t bh, T* v_t) {
+        for_each_head<T>(g, work, d * S, [&](std::size_t b, std::size_t i, std::size_t bh, T* v_t) {
           transpose_rows(KV + g.v(b, i), S, d, g.Ckv, v_t);  // v^T (d x S)
           detail::blas_gemm(false, false, L, S, d, T(1), dY + g.y(b, i), hd, v_t, S, T(0), dp.data() + bh * L * S,
                             S);  // dP = dy v^T
         });
         const Array<T> ds = kernels::softmax_backward(*p, dp, 3);
-        for_each_head<T>(g, 3 * work, [&](std::size_t b, std::size_t i, std::size_t bh, T*) {
+        for_each_head<T>(g, 3 * work, 0, [&](std::size_t b, std::size_t i, std::size_t bh, T*) {
           const T* Pi = p->data() + bh * L * S;
           const T* dSi = ds.data() + bh * L * S;
           detail::blas_gemm(true, false, S, d, L, T(1), Pi, S, dY + g.y(b, i), hd, T(0), dKV + g.v(b, i), g.Ckv);  // dv

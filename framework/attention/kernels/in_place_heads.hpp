@@ -8,11 +8,14 @@
 //   P_i  = softmax(q_i k_i^T, hidden keys at -inf)            (B, h, L, S)
 //   y    = [P_1 v_1, ..., P_h v_h] along the channels         (B, L, h d)
 // which is merge_heads(sdpa(split_heads(q), split_heads(k), split_heads(v))) of the composed path
-// (module.cpp, sdpa.cpp) with the same products and softmax rows, so the same numbers (equal bits
-// with this machine's OpenBLAS; tests/attention/test_in_place_heads.cpp holds them equal to rounding).
-// What it skips are the copies around them: the split of the projection, the three head splits,
-// the transposed k and the head merge, each forward and backward. Every per-head product reads its
-// rows where they lie, with a BLAS leading dimension of C_q or C_kv.
+// (module.cpp, sdpa.cpp) with the same products and softmax rows, so the same numbers: equal bits
+// where OpenBLAS sums A B and A^T B in one order, as on the machine this was written on;
+// tests/attention/test_in_place_heads.cpp holds them equal to rounding anywhere.
+// What it skips are the graph's copies around them: the split of the projection, the three head
+// splits, the transposed k and the head merge, each forward and backward. The products read the
+// heads' rows where they lie (a BLAS leading dimension of C_q, C_kv or h d), except two: q k^T and
+// dy v^T run on a small per-head copy of k_i^T or v_i^T (d x S), which OpenBLAS multiplies faster
+// than a transposed operand (in_place_heads.cpp, transpose_rows).
 #pragma once
 
 #include <cstddef>
@@ -32,8 +35,8 @@ struct InPlaceHeads {
 
 // y (B, L, h d) as above. hide: positions (L, S) and padding (B, S) only (ValueError for an
 // attn_mask); ShapeError when a column range or a mask does not fit.
-// Backward: dP_i = dy_i v_i^T, dS_i = P_i (dP_i - rowsum(dP_i P_i)), d(scaled q)_i = dS_i k_i,
-//           dq_i = scale d(scaled q)_i,  dk_i = dS_i^T q_i,  dv_i = P_i^T dy_i, into their columns.
+// Backward (* elementwise): dP_i = dy_i v_i^T,  dS_i = P_i * (dP_i - rowsum(dP_i * P_i)),
+//           dq_i = scale dS_i k_i,  dk_i = dS_i^T q_i (q_i scaled),  dv_i = P_i^T dy_i, into their columns.
 template <typename T>
 Tensor<T> attention_in_place(const InPlaceHeads<T>& in, const ScoreMask& hide, T scale);
 
