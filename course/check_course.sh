@@ -298,9 +298,9 @@ else
   caught=0
   # A wrong answer can corrupt the heap so that the crash handler itself deadlocks (seen once: a
   # crash inside malloc, then doctest's signal handler waiting on malloc's lock): each trapped run is
-  # stopped after trap_limit seconds (they take a few), and a hang counts as caught, as a grader's
-  # time limit would report it.
-  trap_limit=${HEADLAB_COURSE_TRAP_TIMEOUT:-120}
+  # stopped after trap_limit seconds (a task's cases take under a second on the reference; 30 s leaves
+  # a slow machine room), and a hang counts as caught, as a grader's time limit would report it.
+  trap_limit=${HEADLAB_COURSE_TRAP_TIMEOUT:-30}
   for line in "${trap_lines[@]}"; do
     IFS=$'\t' read -r name task _deps <<< "$line"
     out=$( (HEADLAB_COURSE_TRAP=$name timeout -k 10 "$trap_limit" "$student_tests" "-tc=task $task:*" 2>&1; exit $?) 2> /dev/null) && rc=0 || rc=$?

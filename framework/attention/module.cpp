@@ -327,27 +327,40 @@ Tensor<T> MultiHeadAttention<T>::project(const std::string& name, const Tensor<T
 //   cross-attention: q = x W_q^T + b_q (B, L, h d);  [k, v] = memory W_kv^T + b_kv (B, S, 2 h_kv d)
 // then split into heads: q (B, h, L, d), k, v (B, h_kv, S, d); with rope, q and k are rotated at
 // the new tokens' positions qpos.
+// Cross-attention: rows [0, h d) of W_in project the queries, the rest keys and values.
+//   q = x W_q^T + b_q (B, L, h d);  kv = memory W_kv^T + b_kv (B, S, 2 h_kv d)
+template <typename T>
+std::pair<Tensor<T>, Tensor<T>> MultiHeadAttention<T>::project_cross(const Tensor<T>& x, const Tensor<T>& memory) const {
+  const AttentionConfig& c = config_;
+  const std::size_t hd = c.num_heads * c.dim_head(), kvd = 2 * c.kv_heads() * c.dim_head();
+  const Tensor<T> w_in = this->parameter("in_proj_weight");
+  const Tensor<T> w_q = narrow(w_in, 0, 0, hd), w_kv = narrow(w_in, 0, hd, kvd);
+  Tensor<T> b_q, b_kv;
+  if (c.bias) {
+    const Tensor<T> b_in = this->parameter("in_proj_bias");
+    b_q = narrow(b_in, 0, 0, hd);
+    b_kv = narrow(b_in, 0, hd, kvd);
+  }
+  return {linear(x, w_q, b_q), linear(memory, w_kv, b_kv)};
+}
+
 template <typename T>
 typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::project_heads(
     const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos) const {
   const AttentionConfig& c = config_;
   const std::size_t h = c.num_heads, hkv = c.kv_heads(), d = c.dim_head();
-  const Tensor<T> w_in = this->parameter("in_proj_weight");
-  const Tensor<T> b_in = maybe(*this, "in_proj_bias", c.bias);
   Heads heads;
   if (!memory) {
-    const Tensor<T> proj = linear(x, w_in, b_in);  // (B, L, (h + 2 h_kv) d)
+    const Tensor<T> w_in = this->parameter("in_proj_weight");
+    const Tensor<T> proj = linear(x, w_in, maybe(*this, "in_proj_bias", c.bias));  // (B, L, (h + 2 h_kv) d)
     auto parts = split(proj, {h * d, hkv * d, hkv * d}, -1);
     heads.q = split_heads(parts[0], h);
     heads.k = split_heads(parts[1], hkv);
     heads.v = split_heads(parts[2], hkv);
   } else {
-    // Cross-attention: rows [0, h d) of W_in project the queries, the rest keys and values.
-    const Tensor<T> w_q = narrow(w_in, 0, 0, h * d), w_kv = narrow(w_in, 0, h * d, 2 * hkv * d);
-    const Tensor<T> b_q = c.bias ? narrow(b_in, 0, 0, h * d) : Tensor<T>();
-    const Tensor<T> b_kv = c.bias ? narrow(b_in, 0, h * d, 2 * hkv * d) : Tensor<T>();
-    heads.q = split_heads(linear(x, w_q, b_q), h);
-    auto kv = split(linear(*memory, w_kv, b_kv), {hkv * d, hkv * d}, -1);
+    auto [q, kv_proj] = project_cross(x, *memory);
+    heads.q = split_heads(q, h);
+    auto kv = split(kv_proj, {hkv * d, hkv * d}, -1);
     heads.k = split_heads(kv[0], hkv);
     heads.v = split_heads(kv[1], hkv);
   }

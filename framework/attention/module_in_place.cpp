@@ -10,6 +10,7 @@
 // course task region asked for (the composed steps are tasks 1.1, 1.2, 2.1 and 2.3 and use 0.5
 // and 0.6: a student's answer must be what runs).
 #include <cmath>
+#include <tuple>
 
 #include "attention/kernels/in_place_heads.hpp"
 #include "headlab/attention/attention.hpp"
@@ -43,21 +44,16 @@ Tensor<T> MultiHeadAttention<T>::attend_in_place(const Tensor<T>& x, const Tenso
                                                  const AttentionCall<T>& call) const {
   const AttentionConfig& c = config_;
   const std::size_t h = c.num_heads, d = c.dim_head(), hd = h * d;
-  const Tensor<T> w_in = this->parameter("in_proj_weight");
-  const Tensor<T> b_in = c.bias ? this->parameter("in_proj_bias") : Tensor<T>();
   InPlaceHeads<T> in;
   in.heads = h;
   in.head_dim = d;
   if (!memory) {
-    in.q_src = linear(x, w_in, b_in);  // (B, L, 3 h d): [q | k | v]
+    const Tensor<T> b_in = c.bias ? this->parameter("in_proj_bias") : Tensor<T>();
+    in.q_src = linear(x, this->parameter("in_proj_weight"), b_in);  // (B, L, 3 h d): [q | k | v]
     in.k_col = hd;
     in.v_col = 2 * hd;
   } else {
-    const Tensor<T> w_q = narrow(w_in, 0, 0, hd), w_kv = narrow(w_in, 0, hd, 2 * hd);
-    const Tensor<T> b_q = c.bias ? narrow(b_in, 0, 0, hd) : Tensor<T>();
-    const Tensor<T> b_kv = c.bias ? narrow(b_in, 0, hd, 2 * hd) : Tensor<T>();
-    in.q_src = linear(x, w_q, b_q);            // (B, L, h d)
-    in.kv_src = linear(*memory, w_kv, b_kv);  // (B, S, 2 h d): [k | v]
+    std::tie(in.q_src, in.kv_src) = project_cross(x, *memory);  // (B, L, h d); (B, S, 2 h d): [k | v]
     in.v_col = hd;
   }
   // The keys hidden as sdpa hides them: by position in causal or windowed self-attention, and padding.

@@ -102,44 +102,6 @@ Array<T> masked_softmax_reference(const Array<T>& x, const kernels::HiddenKeys& 
   return y;
 }
 
-// The ScoreMask of (B, h, L, S) scores as the kernels read it, after checking every shape.
-kernels::HiddenKeys hidden_keys_of(const ScoreMask& hide, const Shape& xs) {
-  if (xs.size() != 4) throw ShapeError("masked_softmax: scores must be (B, h, L, S), got " + shape_str(xs));
-  kernels::HiddenKeys k;
-  k.B = xs[0];
-  k.h = xs[1];
-  k.L = xs[2];
-  k.S = xs[3];
-  auto expect = [&](const MaskArray* m, const Shape& want, const char* what) {
-    if (m && detail::shape_of(*m) != want) {
-      throw ShapeError(std::string("masked_softmax: ") + what + " mask of shape " + shape_str(detail::shape_of(*m)) +
-                       " should be " + shape_str(want) + " for scores " + shape_str(xs) + " (B, h, L, S)");
-    }
-  };
-  expect(hide.positions, Shape{k.L, k.S}, "position");
-  expect(hide.padding, Shape{k.B, k.S}, "padding");
-  k.positions = hide.positions ? hide.positions->data() : nullptr;
-  k.padding = hide.padding ? hide.padding->data() : nullptr;
-  if (hide.mask) {
-    const Shape ms = detail::shape_of(*hide.mask);
-    bool fits = ms.size() <= 4;
-    // Right-aligned against (B, h, L, S): a dim of the mask is the scores' or 1 (stride 0).
-    std::size_t stride = 1;
-    for (std::size_t d = 0; fits && d < ms.size(); ++d) {
-      const std::size_t md = ms.size() - 1 - d, xd = 3 - d;
-      if (ms[md] != xs[xd] && ms[md] != 1) fits = false;
-      k.mask_strides[xd] = ms[md] == 1 ? 0 : stride;
-      stride *= ms[md];
-    }
-    if (!fits) {
-      throw ShapeError("masked_softmax: mask of shape " + shape_str(ms) + " does not broadcast to the scores " +
-                       shape_str(xs) + " (B, h, L, S)");
-    }
-    k.mask = hide.mask->data();
-  }
-  return k;
-}
-
 // ---- log_softmax -----------------------------------------------------------------------------
 
 // y = log_softmax(x) along axis, row by row:   y_j = x_j - m - log(sum_k exp(x_k - m)),  m = max_k x_k
@@ -184,6 +146,47 @@ Array<T> log_softmax_backward_reference(const Array<T>& y, const Array<T>& dy, c
 
 }  // namespace
 
+namespace kernels {
+// The ScoreMask of (B, h, L, S) scores as the kernels read it, after checking every shape.
+HiddenKeys hidden_keys_of(const ScoreMask& hide, const Shape& xs, const char* op) {
+  if (xs.size() != 4) throw ShapeError(std::string(op) + ": scores must be (B, h, L, S), got " + shape_str(xs));
+  HiddenKeys k;
+  k.B = xs[0];
+  k.h = xs[1];
+  k.L = xs[2];
+  k.S = xs[3];
+  auto expect = [&](const MaskArray* m, const Shape& want, const char* what) {
+    if (m && detail::shape_of(*m) != want) {
+      throw ShapeError(std::string(op) + ": " + what + " mask of shape " + shape_str(detail::shape_of(*m)) +
+                       " should be " + shape_str(want) + " for scores " + shape_str(xs) + " (B, h, L, S)");
+    }
+  };
+  expect(hide.positions, Shape{k.L, k.S}, "position");
+  expect(hide.padding, Shape{k.B, k.S}, "padding");
+  k.positions = hide.positions ? hide.positions->data() : nullptr;
+  k.padding = hide.padding ? hide.padding->data() : nullptr;
+  if (hide.mask) {
+    const Shape ms = detail::shape_of(*hide.mask);
+    bool fits = ms.size() <= 4;
+    // Right-aligned against (B, h, L, S): a dim of the mask is the scores' or 1 (stride 0).
+    std::size_t stride = 1;
+    for (std::size_t d = 0; fits && d < ms.size(); ++d) {
+      const std::size_t md = ms.size() - 1 - d, xd = 3 - d;
+      if (ms[md] != xs[xd] && ms[md] != 1) fits = false;
+      k.mask_strides[xd] = ms[md] == 1 ? 0 : stride;
+      stride *= ms[md];
+    }
+    if (!fits) {
+      throw ShapeError(std::string(op) + ": mask of shape " + shape_str(ms) + " does not broadcast to the scores " +
+                       shape_str(xs) + " (B, h, L, S)");
+    }
+    k.mask = hide.mask->data();
+  }
+  return k;
+}
+
+}  // namespace kernels
+
 // y = softmax(x) along axis          x, y: same shape
 template <typename T>
 Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
@@ -201,7 +204,7 @@ Tensor<T> softmax(const Tensor<T>& x, std::ptrdiff_t axis) {
 // dx = y * (dy - sum(dy * y, -1)): softmax's backward (task 0.6); hidden keys have y = 0, so dx = 0.
 template <typename T>
 Tensor<T> masked_softmax(const Tensor<T>& scores, const ScoreMask& hide) {
-  const kernels::HiddenKeys keys = hidden_keys_of(hide, scores.shape());
+  const kernels::HiddenKeys keys = kernels::hidden_keys_of(hide, scores.shape(), "masked_softmax");
   Array<T> y = detail::run_reference() ? masked_softmax_reference(scores.value(), keys)
                                        : kernels::masked_softmax_forward(scores.value(), keys);
   return make_result<T>("masked_softmax", std::move(y), {scores}, [](Node<T>& out) {

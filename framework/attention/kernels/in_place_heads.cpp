@@ -65,25 +65,10 @@ HeadLayout check_layout(const InPlaceHeads<T>& in, const Tensor<T>& kv, bool sel
   return g;
 }
 
-// The keys hide masks, as the softmax kernels read them (ops/softmax.cpp builds the same for the
-// composed path, with more kinds of mask).
+// The keys hide masks, as the softmax kernels read them (ShapeError when a mask does not fit).
 kernels::HiddenKeys hidden_keys(const ScoreMask& hide, const HeadLayout& g) {
   if (hide.mask) throw ValueError("attention_in_place: attn_mask is not supported (use the composed path)");
-  auto expect = [](const MaskArray* m, const Shape& want, const char* what) {
-    if (m && detail::shape_of(*m) != want)
-      throw ShapeError(std::string("attention_in_place: ") + what + " mask of shape " +
-                       shape_str(detail::shape_of(*m)) + " should be " + shape_str(want));
-  };
-  expect(hide.positions, Shape{g.L, g.S}, "position");
-  expect(hide.padding, Shape{g.B, g.S}, "padding");
-  kernels::HiddenKeys k;
-  k.B = g.B;
-  k.h = g.h;
-  k.L = g.L;
-  k.S = g.S;
-  k.positions = hide.positions ? hide.positions->data() : nullptr;
-  k.padding = hide.padding ? hide.padding->data() : nullptr;
-  return k;
+  return kernels::hidden_keys_of(hide, Shape{g.B, g.h, g.L, g.S}, "attention_in_place");
 }
 
 // The (b, i) pairs, shared among the threads: fn(b, i, bh, scratch) with bh = b h + i and a buffer

@@ -13,6 +13,10 @@
 
 #include "headlab/core/tensor.hpp"
 
+namespace headlab {
+struct ScoreMask;  // headlab/ops/ops.hpp
+}
+
 namespace headlab::kernels {
 
 // y = softmax(x) along axis; a row of all -inf gives y = 0.
@@ -33,6 +37,9 @@ struct HiddenKeys {
   std::size_t mask_strides[4] = {0, 0, 0, 0};
   void row(std::size_t r, unsigned char* out) const;
 };
+// The HiddenKeys of scores of shape `scores` (B, h, L, S) from a ScoreMask (ops/softmax.cpp), after
+// checking every mask's shape: ShapeError naming `op` when one does not fit.
+HiddenKeys hidden_keys_of(const ScoreMask& hide, const Shape& scores, const char* op);
 // y = softmax(x with hidden keys at -inf) over the last axis of (B, h, L, S) x.
 template <typename T>
 Array<T> masked_softmax_forward(const Array<T>& x, const HiddenKeys& hidden);

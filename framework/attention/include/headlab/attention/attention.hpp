@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "headlab/nn/hooks.hpp"
@@ -214,6 +215,8 @@ class MultiHeadAttention : public Module<T> {
   Tensor<T> attend_in_place(const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos,
                             const AttentionCall<T>& call) const;
   Heads project_heads(const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos) const;
+  // Cross-attention's two projections from the fused W_in: {x W_q^T + b_q, memory W_kv^T + b_kv}.
+  std::pair<Tensor<T>, Tensor<T>> project_cross(const Tensor<T>& x, const Tensor<T>& memory) const;
   Latent project_latent(const Tensor<T>& x, const Tensor<T>& src, const std::vector<std::int64_t>& qpos) const;
   Heads expand_latent(const Tensor<T>& x, const Latent& latent, const std::vector<std::int64_t>& qpos) const;
   SdpaResult<T> attend_heads(const Heads& heads, const std::vector<std::int64_t>& qpos,
