@@ -154,11 +154,13 @@ done
 
 echo "== 4. add_subdirectory(<repo> headlab) from a throwaway project"
 write_subdir_project
-# This step checks the CMake wiring, not speed, but builds every library once more: at -O0, and
-# without precompiled headers (their path in the temporary build tree would defeat ccache, when
-# CMAKE_CXX_COMPILER_LAUNCHER=ccache is set, on every later run).
+# This step checks the CMake wiring, not speed, but builds every library once more: at -O0 without
+# debug information, with precompiled headers unless a compiler launcher (ccache) is set in the
+# environment (their path in the temporary build tree would defeat its cache on every later run).
+pch_off=()
+[ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] || pch_off=(-DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON)
 run_step "configure" cmake -S "$tmp/subdir/src" -B "$tmp/subdir/build" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON &&
+  -DCMAKE_CXX_FLAGS_DEBUG=-O0 "${pch_off[@]}" &&
   run_step "no CLI/tests/tutorials/bench targets, HEADLAB_BUILD_* OFF" subdir_has_no_programs
 run_step "build app (links headlab::headlab)" cmake --build "$tmp/subdir/build" --target app -j "$jobs" &&
   run_step "run app" "$tmp/subdir/build/app"
