@@ -121,6 +121,13 @@ def with_reference_line(svg, value, lo, hi, label, colour="#d62728", width=760, 
     return svg.replace("</svg>", line + "</svg>")
 
 
+def with_off_axis_note(svg, text, colour="#d62728", width=760, height=360, bottom=70):
+    """A note at the bottom right of strip_chart's plot: for a baseline that lies below the axis."""
+    note = (f'<text x="{width - 22}" y="{height - bottom - 6}" text-anchor="end" fill="{colour}">'
+            f'{html.escape(text)}</text>')
+    return svg.replace("</svg>", note + "</svg>")
+
+
 def log_x_chart(title, y_label, series, lo, hi, tick, footer, width=760, height=380, left=70, top=40, bottom=60,
                 right=130):
     """series: [(label, colour, {x: [one value a seed]})] on a log2 x axis: every seed a dot (spread a
