@@ -81,12 +81,14 @@ void check_forward_anomaly(const char* op, const Array<T>& output, const std::ve
                        ") from finite inputs of shapes " + shapes_of(inputs));
 }
 
+// The inputs' gradients after the op's backward: where backward adds them, which for a leaf inside a
+// data-parallel part is that part's LeafGradients, not the leaf (grad_to_add_into finds either).
 template <typename T>
 void check_backward_anomaly(const Node<T>& node) {
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
-    const Node<T>& input = *node.inputs[i];
-    if (!input.has_grad) continue;
-    const NonFinite k = scan(input.grad);
+    const Array<T>* grad = grad_to_add_into(*node.inputs[i]);
+    if (!grad) continue;
+    const NonFinite k = scan(*grad);
     if (!k.any()) continue;
     std::string shapes;
     for (std::size_t j = 0; j < node.inputs.size(); ++j)
@@ -98,9 +100,20 @@ void check_backward_anomaly(const Node<T>& node) {
   }
 }
 
+template <typename T>
+void check_gradient_sum_anomaly(const Array<T>& sum, std::size_t leaf) {
+  const NonFinite k = scan(sum);
+  if (!k.any()) return;
+  throw NumericalError("anomaly detection: the data-parallel sum of the parts' gradients produced " +
+                       kinds(k.nan, k.pos_inf, k.neg_inf) + " in the gradient of parameter " + std::to_string(leaf) +
+                       " (element " + std::to_string(k.first) + " of shape " + shape_str(detail::shape_of(sum)) +
+                       "); each part's own gradient was finite");
+}
+
 #define INSTANTIATE(T)                                                                                  \
   template void check_forward_anomaly<T>(const char*, const Array<T>&, const std::vector<Tensor<T>>&); \
-  template void check_backward_anomaly<T>(const Node<T>&);
+  template void check_backward_anomaly<T>(const Node<T>&);                                              \
+  template void check_gradient_sum_anomaly<T>(const Array<T>&, std::size_t);
 HEADLAB_INSTANTIATE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 
+#include "headlab/core/anomaly.hpp"
 #include "headlab/core/errors.hpp"
 #include "headlab/core/threads.hpp"
 
@@ -71,6 +72,7 @@ void LeafGradients<T>::move_into_leaves() {
     accumulate_grad(*nodes_[i], std::move(grads_[i]), "data-parallel gradient sum");
     grads_[i] = Array<T>();
     has_grad_[i] = 0;
+    if (anomaly_detection_enabled()) detail::check_gradient_sum_anomaly(nodes_[i]->grad, i);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/anomaly.hpp"
+#include "headlab/core/data_parallel.hpp"
 #include "headlab/headlab.hpp"
 #include "headlab/train/trainer.hpp"
 #include "read_bytes.hpp"
@@ -68,6 +69,39 @@ TEST_CASE("anomaly detection names the backward op whose gradient is not finite"
   CHECK(msg.find("+inf") != std::string::npos);
   CHECK(msg.find("[2]") != std::string::npos);
   CHECK(!anomaly_detection_enabled());  // the guard restored the setting
+}
+
+TEST_CASE("anomaly detection sees a parameter's gradient inside a data-parallel part, and the parts' sum") {
+  // y = x w with x = 3e38 in every row and w = 1e-30: the forward is finite (3e8 a row), and so is
+  // dL/dx = w, but dL/dw = sum over rows of x = 3e38 a row overflows float from two rows on: the
+  // first non-finite number is in the parameter's gradient, which a part keeps in its
+  // LeafGradients, not in w itself.
+  const auto x = from_data<float>({3e38f, 3e38f, 3e38f, 3e38f}, {4, 1}, false);
+  const auto w = from_data<float>({1e-30f}, {1, 1}, true);
+  const auto rows_loss = [&](std::size_t begin, std::size_t end, Generator*) {
+    return PartLoss{sum(matmul(narrow(x, 0, begin, end - begin), w)), end - begin};
+  };
+  std::string in_scope, in_parts, in_sum;
+  {
+    AnomalyGuard on;
+    LeafGradients<float> sink({w});
+    {
+      const LeafGradients<float>::Scope scope(sink);
+      const auto y = sum(matmul(x, w));
+      in_scope = message_of([&] { y.backward(); });
+    }
+    // two parts of two rows: each part's backward overflows
+    in_parts = message_of([&] { (void)data_parallel_backward({w}, 4, 2, rows_loss, nullptr); });
+    CHECK_FALSE(w.has_grad());  // nothing reached the parameter
+    // four parts of one row: each finite (3e38), their sum is not
+    in_sum = message_of([&] { (void)data_parallel_backward({w}, 4, 4, rows_loss, nullptr); });
+  }
+  for (const std::string& msg : {in_scope, in_parts}) {
+    CHECK(msg.find("backward of 'matmul'") != std::string::npos);
+    CHECK(msg.find("+inf in the gradient of its input 1") != std::string::npos);
+  }
+  CHECK(in_sum.find("data-parallel sum of the parts' gradients produced +inf in the gradient of parameter 0") !=
+        std::string::npos);
 }
 
 TEST_CASE("a stop request ends training after the current step, saves the checkpoint, and resume is exact") {

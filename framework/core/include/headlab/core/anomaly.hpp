@@ -35,6 +35,10 @@ template <typename T>
 void check_forward_anomaly(const char* op, const Array<T>& output, const std::vector<Tensor<T>>& inputs);
 template <typename T>
 void check_backward_anomaly(const Node<T>& node);
+// Called after a data-parallel step adds a part's gradient of leaf number `leaf` into it: the sum of
+// finite parts can overflow (NumericalError naming the leaf and the element).
+template <typename T>
+void check_gradient_sum_anomaly(const Array<T>& sum, std::size_t leaf);
 }  // namespace detail
 
 }  // namespace headlab
