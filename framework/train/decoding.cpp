@@ -180,7 +180,7 @@ std::vector<Hypothesis> beam_search(Transformer<T>& model, const SourceBatch& ba
         if (c.token == o.eos) {
           if (rank < K) {
             Hypothesis h;
-            h.tokens = prefix;
+            h.tokens.insert(h.tokens.end(), prefix.begin(), prefix.end());  // not `= prefix`: GCC 12 -O3 -Wnonnull
             h.tokens.push_back(c.token);
             h.log_prob = c.score;
             h.score = c.score / gnmt_length_penalty(n, o.length_penalty);
