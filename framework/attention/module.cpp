@@ -20,6 +20,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "attention/module_steps.hpp"
 #include "headlab/attention/attention.hpp"
 #include "headlab/core/task_marker.hpp"
 #include "headlab/ops/ops.hpp"
@@ -180,20 +181,7 @@ AttentionOutput<T> MultiHeadAttention<T>::forward(const Tensor<T>& x, const Tens
 // their arguments. Shapes as at the top of this file (S = the keys: the cached ones
 // followed by the new ones, or the memory's length for cross-attention).
 
-// q, k, v split into heads: q (B, h, L, d_qk), k (B, h_kv, S, d_qk), v (B, h_kv, S, d),
-// where d_qk = d, or d + d_R for MLA with rope (h_kv = h for MLA).
-template <typename T>
-struct MultiHeadAttention<T>::Heads {
-  Tensor<T> q, k, v;
-};
-
-// MLA before its up-projections: the queries (B, h, L, d) without their rotary part, the
-// latent c (B, S, d_c) and, with rope, the rotary key k_R (B, S, d_R), already rotated.
-// c and k_R are what MLA's cache keeps.
-template <typename T>
-struct MultiHeadAttention<T>::Latent {
-  Tensor<T> q, c, k_rot;
-};
+// The steps' intermediate values, Heads and Latent, are defined in attention/module_steps.hpp.
 
 namespace {
 
@@ -322,11 +310,6 @@ Tensor<T> MultiHeadAttention<T>::project(const std::string& name, const Tensor<T
   return linear(input, this->parameter(name + ".weight"), maybe(*this, name + ".bias", bias));
 }
 
-// Projections of the standard / GQA layer, from the fused W_in = [W_q; W_k; W_v] ((h + 2 h_kv) d, D):
-//   self-attention:  [q, k, v] = x W_in^T + b_in    (B, L, (h + 2 h_kv) d), split along channels
-//   cross-attention: q = x W_q^T + b_q (B, L, h d);  [k, v] = memory W_kv^T + b_kv (B, S, 2 h_kv d)
-// then split into heads: q (B, h, L, d), k, v (B, h_kv, S, d); with rope, q and k are rotated at
-// the new tokens' positions qpos.
 // Cross-attention: rows [0, h d) of W_in project the queries, the rest keys and values.
 //   q = x W_q^T + b_q (B, L, h d);  kv = memory W_kv^T + b_kv (B, S, 2 h_kv d)
 template <typename T>
@@ -344,6 +327,11 @@ std::pair<Tensor<T>, Tensor<T>> MultiHeadAttention<T>::project_cross(const Tenso
   return {linear(x, w_q, b_q), linear(memory, w_kv, b_kv)};
 }
 
+// Projections of the standard / GQA layer, from the fused W_in = [W_q; W_k; W_v] ((h + 2 h_kv) d, D):
+//   self-attention:  [q, k, v] = x W_in^T + b_in    (B, L, (h + 2 h_kv) d), split along channels
+//   cross-attention: q = x W_q^T + b_q (B, L, h d);  [k, v] = memory W_kv^T + b_kv (B, S, 2 h_kv d)
+// then split into heads: q (B, h, L, d), k, v (B, h_kv, S, d); with rope, q and k are rotated at
+// the new tokens' positions qpos.
 template <typename T>
 typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::project_heads(
     const Tensor<T>& x, const Tensor<T>* memory, const std::vector<std::int64_t>& qpos) const {
@@ -371,51 +359,7 @@ typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::project_heads(
   return heads;
 }
 
-// MLA's latent projection (DeepSeek-V2): queries as usual, keys and values through a shared latent:
-//   q = split_heads(x W_q^T + b_q)          (B, h, L, d)
-//   c = src W_DKV^T + b_DKV                 (B, S, d_c)
-//   k_R = rope(src W_KR^T + b_KR) at qpos   (B, S, d_R), with rope only (one rotary key for all heads)
-template <typename T>
-typename MultiHeadAttention<T>::Latent MultiHeadAttention<T>::project_latent(
-    const Tensor<T>& x, const Tensor<T>& src, const std::vector<std::int64_t>& qpos) const {
-  const AttentionConfig& c = config_;
-  Latent latent;
-  latent.q = split_heads(project("q_proj", x, c.bias), c.num_heads);
-  latent.c = project("kv_down_proj", src, c.bias);
-  if (c.rope) {
-    const Tensor<T> k_r = project("k_rope_proj", src, c.bias);
-    const auto s0 = static_cast<std::ptrdiff_t>(k_r.size(0)), s1 = static_cast<std::ptrdiff_t>(k_r.size(1)),
-               s2 = static_cast<std::ptrdiff_t>(c.rope_dim);
-    latent.k_rot = reshape(rope(reshape(k_r, {s0, 1, s1, s2}), qpos, c.rope_base), {s0, s1, s2});
-  }
-  return latent;
-}
-
-// MLA's up-projections, from the latent (cached entries included) to heads:
-//   k = split_heads(c W_UK^T + b_UK), v = split_heads(c W_UV^T + b_UV)    (B, h, S, d)
-// with rope, each head's query and key get a rotary part (scores then run over d + d_R):
-//   q = [q, rope(split_heads(x W_QR^T + b_QR)) at qpos]    (B, h, L, d + d_R)
-//   k = [k, k_R for every head]                            (B, h, S, d + d_R)
-template <typename T>
-typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::expand_latent(
-    const Tensor<T>& x, const Latent& latent, const std::vector<std::int64_t>& qpos) const {
-  const AttentionConfig& c = config_;
-  const std::size_t h = c.num_heads;
-  Heads heads;
-  heads.q = latent.q;
-  heads.k = split_heads(project("k_up_proj", latent.c, c.bias), h);
-  heads.v = split_heads(project("v_up_proj", latent.c, c.bias), h);
-  if (c.rope) {
-    const Tensor<T> q_r = split_heads(project("q_rope_proj", x, c.bias), h);
-    heads.q = concat<T>({heads.q, rope(q_r, qpos, c.rope_base)}, -1);
-    const Shape ks = latent.k_rot.shape();
-    const Tensor<T> k_r_head = reshape(latent.k_rot, {static_cast<std::ptrdiff_t>(ks[0]), 1,
-                                                      static_cast<std::ptrdiff_t>(ks[1]),
-                                                      static_cast<std::ptrdiff_t>(ks[2])});
-    heads.k = concat<T>({heads.k, concat<T>(std::vector<Tensor<T>>(h, k_r_head), 1)}, -1);
-  }
-  return heads;
-}
+// MLA's steps (project_latent, expand_latent) are in attention/module_latent.cpp.
 
 // Attention over the heads: Y = softmax(q k^T * scale + bias, masked) v    (B, h, L, d)
 // (scale = 1 / sqrt(d_qk)), with weights (B, h, L, S) when the call or the taps want them.
@@ -474,68 +418,8 @@ Tensor<T> MultiHeadAttention<T>::project_output(const Tensor<T>& y) const {
   return project("out_proj", merge_heads(y), config_.bias);
 }
 
-// ---- Hook points (set_hooks) ----------------------------------------------
-// hook_q, hook_k, hook_v: the heads as SDPA will read them.
-template <typename T>
-void MultiHeadAttention<T>::hook_heads(Heads& heads) const {
-  heads.q = hook("hook_q", heads.q);
-  heads.k = hook("hook_k", heads.k);
-  heads.v = hook("hook_v", heads.v);
-}
-
-// hook_pattern: the weights P (B, h, L, S) when they were computed (attend_heads computes them when
-// the point is wanted). Returns Y (B, h, L, d): SDPA's, or, when an edit replaced P, P v recomputed
-// with query heads grouped over their kv head as in SDPA: P viewed (B, h_kv, g L, S) @ v (B, h_kv, S, d).
-template <typename T>
-Tensor<T> MultiHeadAttention<T>::hook_pattern(const Heads& heads, SdpaResult<T>& attn) const {
-  if (!attn.weights.defined()) return attn.output;
-  attn.weights = hook("hook_pattern", attn.weights);
-  if (!hooks_->has_edit(hook_prefix_ + "hook_pattern")) return attn.output;
-  if (this->is_training() && config_.dropout > 0) {  // P v below would skip the dropout SDPA applied
-    throw ValueError("hooks: an edit of " + hook_prefix_ + "hook_pattern in training with attention dropout (use eval mode)");
-  }
-  const Shape ps = attn.weights.shape(), vs = heads.v.shape();
-  const auto B = static_cast<std::ptrdiff_t>(ps[0]), h = static_cast<std::ptrdiff_t>(ps[1]),
-             L = static_cast<std::ptrdiff_t>(ps[2]), S = static_cast<std::ptrdiff_t>(ps[3]);
-  const auto hkv = static_cast<std::ptrdiff_t>(vs[1]), d = static_cast<std::ptrdiff_t>(vs[3]);
-  const Tensor<T> grouped = reshape(attn.weights, {B, hkv, (h / hkv) * L, S});
-  return reshape(matmul(grouped, heads.v), {B, h, L, d});
-}
-
-// hook_z on y (B, h, L, d), then the output projection; when hook_result is wanted, per head:
-//   result[:, :, i, :] = y_i W_O[:, i d : (i + 1) d]^T    (B, L, h, D)
-//   out = sum_i result[:, :, i, :] + b_O                   (B, L, D)
-// (the same sum as merge_heads(y) W_O^T + b_O, in another order of additions).
-template <typename T>
-Tensor<T> MultiHeadAttention<T>::hooked_output(const Tensor<T>& y_in) const {
-  const Tensor<T> y = hook("hook_z", y_in);
-  if (!hook_wanted("hook_result")) return project_output(y);
-  const std::size_t h = config_.num_heads, d = y.size(3);
-  const Tensor<T> merged = merge_heads(y);  // (B, L, h d)
-  const Tensor<T> w_o = this->parameter("out_proj.weight");  // (D, h d)
-  std::vector<Tensor<T>> per_head;
-  for (std::size_t i = 0; i < h; ++i) per_head.push_back(linear(narrow(merged, -1, i * d, d), narrow(w_o, 1, i * d, d)));
-  const Tensor<T> result = hook("hook_result", stack(per_head, 2));  // (B, L, h, D)
-  Tensor<T> out = sum(result, {2});
-  if (config_.bias) out = out + this->parameter("out_proj.bias");
-  return out;
-}
-
-// Taps: detached copies of this forward's weights, gate and output, and each head's largest logit
-// q_i . k_j / sqrt(d) over the keys its queries may see (positions and key padding, as attend_heads
-// masks them; a call's attn_mask and attn_bias are not counted), for analysis (last_taps()).
-template <typename T>
-void MultiHeadAttention<T>::keep_taps(const AttentionOutput<T>& result, const Heads& heads,
-                                      const std::vector<std::int64_t>& qpos, const std::vector<std::int64_t>& kpos,
-                                      bool cross, const AttentionCall<T>& call) {
-  taps_.weights = result.weights.defined() ? result.weights.detach() : Tensor<T>();
-  taps_.gate = result.gate.defined() ? result.gate.detach() : Tensor<T>();
-  taps_.output = result.output.detach();
-  std::optional<MaskArray> hidden;  // (L, S), true = not visible
-  if (!cross && (config_.window > 0 || call.causal)) hidden = position_mask(qpos, kpos, true, config_.window, config_.sinks);
-  const MaskArray* padding = call.key_padding_mask ? &*call.key_padding_mask : nullptr;
-  taps_.max_logit = Tensor<T>(max_attention_logit(heads.q.value(), heads.k.value(), hidden ? &*hidden : nullptr, padding));
-}
+// The hook points and taps (hook_heads, hook_pattern, hooked_output, keep_taps) are in
+// attention/module_hooks.cpp.
 
 template <typename T>
 void MultiHeadAttention<T>::set_window(std::size_t window, std::size_t sinks) {
