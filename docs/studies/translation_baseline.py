@@ -13,6 +13,8 @@ tokenize --ids`. It prints the bigram's and a unigram's loss and writes baseline
 recipe. From the repository root; stdlib only. --check writes nothing and exits 1 when
 baseline.csv, or a `baseline = ` line of the recipe naming a bigram (the chart's dashed line, where
 the chart is of the validation loss), differs from a fresh count (ctest docs.study_*_baseline).
+`headlab tokenize` refuses a sentence that cannot fit --max-len, so a recipe whose training file has
+pairs the trainer skips stops here with headlab's message (both studies' corpora have none).
 
     python3 docs/studies/translation_baseline.py docs/studies/head-count/recipe.ini [--headlab PATH] [--check]
 """
@@ -44,14 +46,24 @@ def recipe_train_options(recipe):
     return options
 
 
+def run(args):
+    """args run to the end; on failure, headlab's own message and exit status 1."""
+    try:
+        done = subprocess.run(args, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"translation_baseline: cannot run {args[0]}: {e.strerror}")
+    if done.returncode != 0:
+        sys.exit(f"translation_baseline: {' '.join(args[:2])} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
 def side_ids(headlab, checkpoint, tsv, column, side, work):
     """[[ids of each pair's sentence in `column`], ...] as the checkpoint's `side` vocabulary reads them."""
     sentences = os.path.join(work, f"{os.path.basename(tsv)}.{side}")
     with open(tsv, encoding="utf-8") as f, open(sentences, "w", encoding="utf-8") as out:
         for line in f:
             out.write(line.rstrip("\n").split("\t")[column] + "\n")
-    text = subprocess.run([headlab, "tokenize", "--checkpoint", checkpoint, "--side", side, "--ids",
-                           "--file", sentences], check=True, capture_output=True, text=True).stdout
+    text = run([headlab, "tokenize", "--checkpoint", checkpoint, "--side", side, "--ids", "--file", sentences])
     return [[int(t) for t in line.split()] for line in text.splitlines()]
 
 
@@ -88,12 +100,13 @@ def main():
         sys.exit(f"{a.recipe}: not a translate recipe with a valid file")
     max_len = int(options["max-len"])
     with tempfile.TemporaryDirectory() as work:
-        run = os.path.join(work, "run")
-        subprocess.run([a.headlab, "train", "--config", a.recipe, "--steps", "1", "--run-dir", run, "--threads", "1"],
-                       check=True, capture_output=True)
-        with open(os.path.join(run, "summary.json"), encoding="utf-8") as f:
+        run_dir = os.path.join(work, "run")
+        # one step for the vocabularies (built from the training file alone); no test set, one sentence scored
+        run([a.headlab, "train", "--config", a.recipe, "--steps", "1", "--run-dir", run_dir, "--threads", "1",
+             "--test", "", "--eval-sentences", "1"])
+        with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
             vocab = int(json.load(f)["vocab_target"])
-        checkpoint = os.path.join(run, "checkpoint.safetensors")
+        checkpoint = os.path.join(run_dir, "checkpoint.safetensors")
         sources = side_ids(a.headlab, checkpoint, options["train"], 0, "source", work)
         targets = side_ids(a.headlab, checkpoint, options["train"], 1, "target", work)
         valid = side_ids(a.headlab, checkpoint, options["valid"], 1, "target", work)
@@ -113,11 +126,12 @@ def main():
         line = f"baseline = {bigram:.3f} "
         with open(a.recipe, encoding="utf-8") as f:
             drawn = [l for l in f if l.startswith("baseline =") and "bigram" in l]
-        same_recipe = all(l.startswith(line) for l in drawn)
+        same_recipe = all(l.startswith(line) and f", {bigram:.3f} " in l for l in drawn)  # value and label
         if not (same_csv and same_recipe):
             print(f"baseline: a fresh count gives bigram {bigram:.4f}, unigram {unigram:.4f}; "
                   + ("" if same_csv else "baseline.csv differs; ")
-                  + ("" if same_recipe else f"the recipe's bigram line does not start '{line}'"))
+                  + ("" if same_recipe else f"the recipe's bigram line does not start '{line}' "
+                                            f"or its label does not say {bigram:.3f}"))
             sys.exit(1)
         print(f"baseline: bigram {bigram:.4f} agrees with baseline.csv and the recipe")
         return

@@ -107,7 +107,8 @@ void check_gradient_sum_anomaly(const Array<T>& sum, std::size_t leaf) {
   throw NumericalError("anomaly detection: the data-parallel sum of the parts' gradients produced " +
                        kinds(k.nan, k.pos_inf, k.neg_inf) + " in the gradient of parameter " + std::to_string(leaf) +
                        " (element " + std::to_string(k.first) + " of shape " + shape_str(detail::shape_of(sum)) +
-                       "); each part's own gradient was finite");
+                       "), adding a finite part to what the parameter held (earlier parts, or earlier "
+                       "micro-batches with --grad-accum)");
 }
 
 #define INSTANTIATE(T)                                                                                  \

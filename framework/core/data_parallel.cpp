@@ -69,10 +69,11 @@ template <typename T>
 void LeafGradients<T>::move_into_leaves() {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (!has_grad_[i]) continue;
+    const bool added = nodes_[i]->has_grad;  // a sum, not a move: an earlier part's (or micro-batch's) is there
     accumulate_grad(*nodes_[i], std::move(grads_[i]), "data-parallel gradient sum");
     grads_[i] = Array<T>();
     has_grad_[i] = 0;
-    if (anomaly_detection_enabled()) detail::check_gradient_sum_anomaly(nodes_[i]->grad, i);
+    if (added && anomaly_detection_enabled()) detail::check_gradient_sum_anomaly(nodes_[i]->grad, i);
   }
 }
 

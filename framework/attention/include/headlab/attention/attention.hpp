@@ -202,7 +202,8 @@ class MultiHeadAttention : public Module<T> {
 
  private:
   // One forward (self- or cross-attention, with or without a cache) and the steps it is made of;
-  // attention/module.cpp gives each step's shapes and formula.
+  // attention/module.cpp gives each step's shapes and formula (MLA's in module_latent.cpp, the hook
+  // points' and taps' in module_hooks.cpp, the fast path's in module_in_place.cpp).
   struct Heads;   // q, k, v split into heads
   struct Latent;  // MLA: the queries, the latent c and the rotary key, before the up-projections
   AttentionOutput<T> attend(const Tensor<T>& x, const Tensor<T>* memory, const AttentionCall<T>& call,

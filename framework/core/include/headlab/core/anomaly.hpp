@@ -4,7 +4,9 @@
 // forward output and, during backward, each op's input gradients are checked:
 //   forward:  the output holds a NaN, +inf or -inf that none of the op's inputs held
 //             (masked_fill and where are allowed to place +-inf: masks use -inf);
-//   backward: a gradient holds a NaN or an infinity (gradients must be finite).
+//   backward: a gradient holds a NaN or an infinity (gradients must be finite), where
+//             backward adds it: the input's own, or a data-parallel part's copy of a
+//             parameter's (headlab/core/data_parallel.hpp), and then the parts' sum.
 // The first op that breaks the rule throws NumericalError naming the op, the kind
 // of value, where it is, and the shapes of the op's inputs.
 #pragma once
@@ -35,8 +37,9 @@ template <typename T>
 void check_forward_anomaly(const char* op, const Array<T>& output, const std::vector<Tensor<T>>& inputs);
 template <typename T>
 void check_backward_anomaly(const Node<T>& node);
-// Called after a data-parallel step adds a part's gradient of leaf number `leaf` into it: the sum of
-// finite parts can overflow (NumericalError naming the leaf and the element).
+// Called after a data-parallel step adds a part's gradient of leaf number `leaf` (its index among the
+// step's parameters) to what the leaf held: the sum of finite parts can overflow (NumericalError
+// naming the leaf and the element).
 template <typename T>
 void check_gradient_sum_anomaly(const Array<T>& sum, std::size_t leaf);
 }  // namespace detail
