@@ -12,7 +12,8 @@ packages=(
 )
 # Optional extras, one flag each:
 #   --with-torch  regenerating the PyTorch fixtures (tests/fixtures/make_op_fixtures.py)
-#   --with-fuzz   clang and its libFuzzer/sanitizer runtimes (the fuzz preset, fuzz/fuzz.sh)
+#   --with-clang  clang and its sanitizer/libFuzzer runtimes: the debug-asan and fuzz presets
+#   --with-fuzz   the same (the fuzz preset, fuzz/fuzz.sh)
 #   --with-scipy  SciPy, for the study reports' statistics (docs/studies/*/report.py) and their fixtures
 #   --with-pictures  rsvg-convert, the SVG to PNG renderer of docs/tools/make_pictures.sh
 #   --with-browser  Chromium, node and npm, then `npm ci` in tests/browser (playwright-core, pinned
@@ -21,14 +22,14 @@ browser=0
 for flag in "$@"; do
   case "$flag" in
     --with-torch) packages+=(python3-torch python3-numpy) ;;
-    --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    --with-clang | --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
     --with-scipy) packages+=(python3-scipy) ;;
     --with-pictures) packages+=(librsvg2-bin) ;;
     --with-browser)  # (a nodejs that bundles npm, as NodeSource's, conflicts with Debian's npm package)
       packages+=(chromium nodejs)
       command -v npm > /dev/null || packages+=(npm)
       browser=1 ;;
-    *) echo "setup: unknown flag $flag (known: --with-torch, --with-fuzz, --with-scipy, --with-pictures, --with-browser)" >&2; exit 2 ;;
+    *) echo "setup: unknown flag $flag (known: --with-torch, --with-clang, --with-fuzz, --with-scipy, --with-pictures, --with-browser)" >&2; exit 2 ;;
   esac
 done
 

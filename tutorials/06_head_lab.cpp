@@ -49,7 +49,9 @@ std::vector<Best> best_per_layer(const std::vector<HeadRoles>& roles, std::size_
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto [quick, out] = study::study_args(argc, argv, "head_lab_runs");
+  const study::StudyArgs args = study::study_args(argc, argv, "head_lab_runs");
+  const bool quick = args.quick;  // plain names, not a structured binding: lambdas below take them
+  const std::filesystem::path& out = args.out;
   const std::vector<std::uint64_t> seeds = quick ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3};
 
   // ---- 1. Train 2-layer and 1-layer attention-only models ------------------------------------

@@ -26,7 +26,9 @@ using namespace headlab;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  const auto [quick, out] = study::study_args(argc, argv, "head_count_runs");
+  const study::StudyArgs args = study::study_args(argc, argv, "head_count_runs");
+  const bool quick = args.quick;  // plain names, not a structured binding: lambdas below take them
+  const std::filesystem::path& out = args.out;
   TrainOptions o = study::translation_options(HEADLAB_DATASETS_DIR, quick ? 5 : 600, quick);
   o.d_model = quick ? 32 : 64;
   o.ff_dim = quick ? 64 : 256;

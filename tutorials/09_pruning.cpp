@@ -26,7 +26,9 @@ using namespace headlab;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  const auto [quick, out] = study::study_args(argc, argv, "pruning_runs");
+  const study::StudyArgs args = study::study_args(argc, argv, "pruning_runs");
+  const bool quick = args.quick;  // plain names, not a structured binding: lambdas below take them
+  const std::filesystem::path& out = args.out;
   TrainOptions o = study::translation_options(HEADLAB_DATASETS_DIR, quick ? 5 : 1200, quick);
   if (quick) {
     o.d_model = 32;

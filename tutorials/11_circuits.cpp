@@ -32,7 +32,9 @@ using namespace headlab;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-  const auto [quick, out] = study::study_args(argc, argv, "circuits_runs");
+  const study::StudyArgs args = study::study_args(argc, argv, "circuits_runs");
+  const bool quick = args.quick;  // plain names, not a structured binding: lambdas below take them
+  const std::filesystem::path& out = args.out;
   TrainOptions o = TrainOptions::defaults_for(Task::induction);  // d 64, 4 heads, rope, pre-LN, vocab 64, T 16
   o.layers = 2;
   o.attention_only = true;
@@ -81,12 +83,12 @@ int main(int argc, char** argv) {
   const PatchingResult p = activation_patching(m, probe);
   std::cout << "\n3. Activation patching (" << probe.rule << "; LD clean " << p.clean_difference << ", corrupted "
             << p.corrupted_difference << "), recovered share per head:\n";
-  double layer1_total = 0, induction_total = 0;
+  double induction_total = 0;
   for (std::size_t l = 0; l < p.heads.size(); ++l) {
     std::cout << "  layer " << l << ":";
     for (std::size_t h = 0; h < p.heads[l].size(); ++h) {
       std::cout << "  h" << h << " " << p.heads[l][h];
-      if (l == 1) layer1_total += p.heads[l][h], induction_total += induction[h] ? p.heads[l][h] : 0.0;
+      if (l == 1 && induction[h]) induction_total += p.heads[l][h];
     }
     std::cout << "\n";
   }

@@ -108,7 +108,9 @@ TEST_CASE("fuzz regression: checkpoint options describing a model larger than th
                                                        {"layers = 1\n", "layers = 100000000\n"},
                                                        {"ff_dim = 4\n", "ff_dim = 1000000000\n"},
                                                        {"vocab = 4\n", "vocab = 1000000000\n"}};
-  for (const auto& [field, huge] : cases) {
+  for (const auto& field_and_huge : cases) {
+    const std::string& field = field_and_huge.first;  // not a structured binding: CAPTURE's lambda takes it
+    const std::string& huge = field_and_huge.second;
     CAPTURE(huge);
     REQUIRE(options.find(field) != std::string::npos);
     TensorFile corrupt = file;

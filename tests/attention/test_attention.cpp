@@ -220,7 +220,9 @@ TEST_CASE("attention module: float64 gradcheck of input and every parameter, in 
     checked.emplace_back("x", x);
     if (var.cross) checked.emplace_back("memory", mem);
     if (var.head_mask) checked.emplace_back("head_mask", xi);
-    for (auto& [name, t] : checked) {
+    for (auto& named : checked) {  // not a structured binding: CAPTURE's lambda takes `name`
+      const std::string& name = named.first;
+      auto& t = named.second;
       CAPTURE(name);
       REQUIRE_MESSAGE(t.has_grad(), var.name << ": no gradient reached " << name);
       REQUIRE(t.grad().shape() == t.value().shape());

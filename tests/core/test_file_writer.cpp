@@ -104,7 +104,9 @@ TEST_CASE("write_file_atomic: refuses to replace what is not a regular file, and
   fs::create_symlink(target, link);
   const std::vector<std::pair<fs::path, std::string>> cases = {
       {fifo, "a FIFO"}, {sub, "a directory"}, {link, "a symbolic link"}};
-  for (const auto& [path, kind] : cases) {
+  for (const auto& path_and_kind : cases) {  // not a structured binding: CAPTURE's lambda takes `path`
+    const fs::path& path = path_and_kind.first;
+    const std::string& kind = path_and_kind.second;
     CAPTURE(path);
     try {
       write_file_atomic(path, "text", "explore");

@@ -117,7 +117,8 @@ TEST_CASE("bpe: the merge loop equals a brute-force learner, for merge and vocab
         CAPTURE(r);
         CHECK(bpe.merges()[r] == expected[r]);
       }
-      for (const auto& [word, count] : counts) {
+      for (const auto& word_and_count : counts) {  // not a structured binding: CAPTURE's lambda takes `word`
+        const auto& word = word_and_count.first;
         CAPTURE(word);
         CHECK(bpe.encode_word(word) == encode_in_order(bpe.merges(), word));
         CHECK(BytePairEncoding::decode(bpe.encode_word(word)) == std::vector<std::string>{word});

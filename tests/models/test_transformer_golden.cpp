@@ -59,7 +59,9 @@ void run_golden(double tolerance) {
   for (const auto& [name, p] : model.named_parameters()) ours.insert(name);
   for (const auto& n : meta["parameters"]) theirs.insert(n.get<std::string>());
   REQUIRE_MESSAGE(ours == theirs, "parameter names differ from nn.Transformer's");
-  for (auto& [name, p] : model.named_parameters()) {
+  for (auto& named : model.named_parameters()) {  // not structured bindings: the _MESSAGE macros' lambdas take `name`
+    const std::string& name = named.first;
+    auto& p = named.second;
     const Array<double> value = xt::load_npy<double>(kDir + "param." + name + ".npy");
     REQUIRE_MESSAGE(value.shape() == p.value().shape(), name << ": fixture shape differs");
     p.mutable_value() = xt::cast<T>(value);
@@ -82,7 +84,9 @@ void run_golden(double tolerance) {
   const double want_loss = meta["loss"];
   CHECK(std::abs(double(loss.item()) - want_loss) <= tolerance * std::abs(want_loss));
   loss.backward();
-  for (const auto& [name, p] : model.named_parameters()) {
+  for (const auto& named : model.named_parameters()) {
+    const std::string& name = named.first;
+    const auto& p = named.second;
     CAPTURE(name);
     REQUIRE_MESSAGE(p.has_grad(), name << " got no gradient");
     const Array<double> want = xt::load_npy<double>(kDir + "grad." + name + ".npy");

@@ -91,7 +91,9 @@ TEST_CASE("loading: what a checkpoint's contents say is a FormatError (exit 1 fr
       {"heads = 1\n", "heads = 3\n"},                 // does not divide d_model (validate)
       {"d_model = 4\n", "d_model = 8\n"},             // shapes differ from the tensors
   };
-  for (const auto& [from, to] : cases) {
+  for (const auto& from_and_to : cases) {  // not a structured binding: CAPTURE's lambda takes `to`
+    const auto& from = from_and_to.first;
+    const auto& to = from_and_to.second;
     CAPTURE(to);
     TensorFile corrupt = good;
     corrupt.metadata["options"] = replaced(options, from, to);

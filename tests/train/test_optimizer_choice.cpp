@@ -127,7 +127,9 @@ TEST_CASE("optimizer options: --betas reads two numbers, each at least 0 and bel
 TEST_CASE("optimizer options: weight decay reaches matrices, not biases, norms or embeddings (minGPT's rule)") {
   auto model = small_model(3);
   std::size_t matrices = 0, others = 0;
-  for (auto& [name, p] : model->named_parameters()) {
+  for (auto& named : model->named_parameters()) {  // not a structured binding: CAPTURE's lambda takes `name`
+    const std::string& name = named.first;
+    auto& p = named.second;
     const bool decays = takes_weight_decay(name, p);
     CAPTURE(name);
     if (name.find("embed") != std::string::npos || name.find("norm") != std::string::npos ||
