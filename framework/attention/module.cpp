@@ -339,8 +339,7 @@ typename MultiHeadAttention<T>::Heads MultiHeadAttention<T>::project_heads(
   const std::size_t h = c.num_heads, hkv = c.kv_heads(), d = c.dim_head();
   Heads heads;
   if (!memory) {
-    const Tensor<T> w_in = this->parameter("in_proj_weight");
-    const Tensor<T> proj = linear(x, w_in, maybe(*this, "in_proj_bias", c.bias));  // (B, L, (h + 2 h_kv) d)
+    const Tensor<T> proj = fused_in_projection(*this, x, c.bias);  // (B, L, (h + 2 h_kv) d)
     auto parts = split(proj, {h * d, hkv * d, hkv * d}, -1);
     heads.q = split_heads(parts[0], h);
     heads.k = split_heads(parts[1], hkv);

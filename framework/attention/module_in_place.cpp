@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "attention/kernels/in_place_heads.hpp"
+#include "attention/module_steps.hpp"
 #include "headlab/attention/attention.hpp"
 #include "headlab/core/shape_utils.hpp"
 #include "headlab/ops/kernel_choice.hpp"
@@ -48,8 +49,7 @@ Tensor<T> MultiHeadAttention<T>::attend_in_place(const Tensor<T>& x, const Tenso
   in.heads = h;
   in.head_dim = d;
   if (!memory) {
-    const Tensor<T> b_in = c.bias ? this->parameter("in_proj_bias") : Tensor<T>();
-    in.q_src = linear(x, this->parameter("in_proj_weight"), b_in);  // (B, L, 3 h d): [q | k | v]
+    in.q_src = fused_in_projection(*this, x, c.bias);  // (B, L, 3 h d): [q | k | v]
     in.k_col = hd;
     in.v_col = 2 * hd;
   } else {

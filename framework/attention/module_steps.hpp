@@ -1,8 +1,10 @@
-// module_steps.hpp (internal): the intermediate values of MultiHeadAttention's forward, shared by
-// the files that define its steps (attention/module.cpp, module_latent.cpp, module_hooks.cpp).
+// module_steps.hpp (internal): the intermediate values of MultiHeadAttention's forward, and its
+// fused self-attention projection, shared by the files that define its steps (attention/module.cpp,
+// module_latent.cpp, module_hooks.cpp, module_in_place.cpp).
 #pragma once
 
 #include "headlab/attention/attention.hpp"
+#include "headlab/ops/ops.hpp"
 
 namespace headlab {
 
@@ -20,5 +22,12 @@ template <typename T>
 struct MultiHeadAttention<T>::Latent {
   Tensor<T> q, c, k_rot;
 };
+
+// Self-attention's fused projection, W_in = [W_q; W_k; W_v] ((h + 2 h_kv) d, D) and b_in (with bias):
+//   x W_in^T + b_in    x (B, L, D) -> (B, L, (h + 2 h_kv) d): [q | k | v] along the channels
+template <typename T>
+Tensor<T> fused_in_projection(const Module<T>& attention, const Tensor<T>& x, bool bias) {
+  return linear(x, attention.parameter("in_proj_weight"), bias ? attention.parameter("in_proj_bias") : Tensor<T>());
+}
 
 }  // namespace headlab
