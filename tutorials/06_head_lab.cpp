@@ -19,7 +19,6 @@
 //   full (about a minute): three seeds of a 2-layer and of a 1-layer attention-only model,
 //   1500 steps each; --quick: one seed, 20 steps, no claims checked (for the test suite).
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -102,9 +101,9 @@ int main(int argc, char** argv) {
   ho.vmin = 0.0;
   ho.vmax = 1.0;
   ho.title = "induction score, 2-layer attention-only model";
-  std::ofstream(out / "induction_scores.svg") << svg_heatmap(induction_map, ho);
+  write_file_atomic(out / "induction_scores.svg", svg_heatmap(induction_map, ho), "tutorial 06");
   ho.title = "previous-token score, 2-layer attention-only model";
-  std::ofstream(out / "previous_token_scores.svg") << svg_heatmap(previous_map, ho);
+  write_file_atomic(out / "previous_token_scores.svg", svg_heatmap(previous_map, ho), "tutorial 06");
   std::cout << std::defaultfloat << "  (heatmaps: " << (out / "induction_scores.svg").string() << ", "
             << (out / "previous_token_scores.svg").string() << "; attention maps: headlab heads --checkpoint "
             << (fs::path(models[0].run_dirs[0]) / "checkpoint.safetensors").string() << ")\n";

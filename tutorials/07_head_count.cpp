@@ -14,7 +14,6 @@
 //   full: 27 runs of ~35 s (about 19 minutes on one core); --quick: d_model 32, h in {1, 4}, 1 seed,
 //   5 steps of at most 256 tokens (for the test suite).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -97,7 +96,7 @@ int main(int argc, char** argv) {
     co.title = y + " against the number of heads (mean ± std over seeds)";
     co.x_label = "heads h";
     co.y_label = y;
-    std::ofstream(out / file) << svg_line_chart(list, co);
+    write_file_atomic(out / file, svg_line_chart(list, co), "tutorial 07");
   };
   chart(loss_series, "validation loss", "head_count_loss.svg");
   chart(bleu_series, "greedy validation BLEU", "head_count_bleu.svg");

@@ -13,7 +13,6 @@
 //   full: about 2.5 minutes (140 s of training, then the two pruning curves);
 //   --quick: d_model 32, 5 steps, 16 evaluation pairs, pruning 50% a step (for the test suite).
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -86,7 +85,7 @@ int main(int argc, char** argv) {
   co.title = "greedy validation BLEU against the fraction of heads pruned";
   co.x_label = "fraction of heads pruned";
   co.y_label = "BLEU";
-  std::ofstream(out / "pruning_bleu.svg") << svg_line_chart(series, co);
+  write_file_atomic(out / "pruning_bleu.svg", svg_line_chart(series, co), "tutorial 09");
   std::cout << "chart: " << (out / "pruning_bleu.svg").string() << " (docs/studies/pruning.md)\n";
   return 0;
 }

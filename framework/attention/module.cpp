@@ -85,11 +85,6 @@ Tensor<T> uniform_param(const Shape& shape, double bound, Generator& gen) {
   return uniform<T>(shape, static_cast<T>(-bound), static_cast<T>(bound), gen);
 }
 
-template <typename T>
-Tensor<T> maybe(const Module<T>& m, const std::string& name, bool present) {
-  return present ? m.parameter(name) : Tensor<T>();
-}
-
 }  // namespace
 
 // (B, T, n d) -> (B, n, T, d): channels [i d, (i + 1) d) of each token become head i.

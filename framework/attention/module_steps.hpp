@@ -23,11 +23,17 @@ struct MultiHeadAttention<T>::Latent {
   Tensor<T> q, c, k_rot;
 };
 
+// The parameter `name` of m when present (a bias the config turned on), else an undefined tensor.
+template <typename T>
+Tensor<T> maybe(const Module<T>& m, const std::string& name, bool present) {
+  return present ? m.parameter(name) : Tensor<T>();
+}
+
 // Self-attention's fused projection, W_in = [W_q; W_k; W_v] ((h + 2 h_kv) d, D) and b_in (with bias):
 //   x W_in^T + b_in    x (B, L, D) -> (B, L, (h + 2 h_kv) d): [q | k | v] along the channels
 template <typename T>
 Tensor<T> fused_in_projection(const Module<T>& attention, const Tensor<T>& x, bool bias) {
-  return linear(x, attention.parameter("in_proj_weight"), bias ? attention.parameter("in_proj_bias") : Tensor<T>());
+  return linear(x, attention.parameter("in_proj_weight"), maybe(attention, "in_proj_bias", bias));
 }
 
 }  // namespace headlab
