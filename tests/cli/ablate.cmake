@@ -79,7 +79,7 @@ ablate_expect(cli.ablate_empty_grid_value_exits_2 2 "--grid 'heads=1,,2': value 
               ${HL} ablate ${BAD_OUT} --grid heads=1,,2)
 ablate_expect(cli.ablate_duplicate_grid_key_exits_2 2 "the key 'heads' is given twice"
               ${HL} ablate ${BAD_OUT} --grid heads=1,2 --grid heads=4)
-ablate_expect(cli.ablate_seed_as_grid_key_exits_2 2 "--grid seed=1,2: the seed is not a grid key; give the seeds with --seeds"
+ablate_expect(cli.ablate_seed_as_grid_key_exits_2 2 "--grid seed=1,2: the seed is not a grid key\; give the seeds with --seeds"
               ${HL} ablate ${BAD_OUT} --grid seed=1,2)
 ablate_expect(cli.ablate_grid_key_after_dashes_exits_2 2 "'--heads' after '--' sets --heads, which is also the --grid key 'heads'"
               ${HL} ablate ${BAD_OUT} --grid heads=1,2 -- --heads 2)

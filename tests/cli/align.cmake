@@ -16,7 +16,7 @@ set_tests_properties(cli.align_toy PROPERTIES
 expect_exit(cli.align_without_gold_links_exits_1 1 "toy_valid.tsv:1: no gold alignment"
             ${HL} align --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_translate_run/best.safetensors
             --data ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/translate/toy_valid.tsv --out ${ALIGN}/none)
-expect_exit(cli.align_copy_checkpoint_exits_2 2 "'copy' model; alignments need a translation"
+expect_exit(cli.align_copy_checkpoint_exits_2 2 "'copy' model\; alignments need a translation"
             ${HL} align --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_head_lab/copy/checkpoint.safetensors
             --data ${ALIGN}/aligned.tsv --out ${ALIGN}/copy)
 expect_exit(cli.align_bad_query_step_exits_2 2 "--query-step"

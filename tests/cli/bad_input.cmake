@@ -22,9 +22,9 @@ expect_exit(cli.train_label_smoothing_too_big_exits_2 2 "label-smoothing" ${HL} 
 expect_exit(cli.train_unknown_task_exits_2 2 "--task" ${HL} train --task poetry)
 expect_exit(cli.translate_task_without_valid_exits_2 2 "--valid" ${HL} train --task translate --train x.tsv)
 # An option the task does not read is refused, naming its task (before: --train was ignored by copy).
-expect_exit(cli.train_option_of_another_task_refused 2 "--train is for --task translate; this run's task is copy"
+expect_exit(cli.train_option_of_another_task_refused 2 "--train is for --task translate\; this run's task is copy"
             ${HL} train --task copy --train x.tsv --steps 1)
-expect_exit(cli.train_option_of_another_task_refused_induction 2 "--stop-at-perfect is for --task copy; this run's task is induction"
+expect_exit(cli.train_option_of_another_task_refused_induction 2 "--stop-at-perfect is for --task copy\; this run's task is induction"
             ${HL} train --task induction --stop-at-perfect --steps 1)
 file(WRITE ${BAD_DIR}/copy_with_beam.ini "[train]\ntask=copy\nbeam=8\n")
 expect_exit(cli.train_config_option_of_another_task_refused 2 "copy_with_beam.ini:3: --beam is for --task translate"

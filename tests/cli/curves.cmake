@@ -14,4 +14,4 @@ set_tests_properties(cli.curves_without_a_run_exits_1 PROPERTIES
 add_test(NAME cli.train_select_bleu_for_copy_exits_2
          COMMAND sh -c "\"$0\" train --select bleu --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.train_select_bleu_for_copy_exits_2 PROPERTIES
-                     PASS_REGULAR_EXPRESSION "--select: bleu is for task translate; task copy has valid_loss or accuracy\nexit status 2\n")
+                     PASS_REGULAR_EXPRESSION "--select: bleu is for task translate\; task copy has valid_loss or accuracy\nexit status 2\n")

@@ -42,7 +42,7 @@ set_tests_properties(cli.explore_lm_shows_characters PROPERTIES FIXTURES_REQUIRE
 expect_exit(cli.explore_missing_checkpoint_exits_1 1 "no-such.safetensors" ${HL} explore
             --checkpoint ${EXPLORE}/no-such.safetensors --out ${EXPLORE}/missing.html)
 file(WRITE ${EXPLORE}/existing.html "an earlier page\n")
-expect_exit(cli.explore_existing_out_exits_2 2 "--out: [^\n]*existing.html exists; give --overwrite to replace it"
+expect_exit(cli.explore_existing_out_exits_2 2 "--out: [^\n]*existing.html exists\; give --overwrite to replace it"
             ${HL} explore --checkpoint ${LAB}/copy/checkpoint.safetensors --out ${EXPLORE}/existing.html)
 expect_exit(cli.explore_bad_input_token_exits_2 2 "--input: '99' is not a token id"
             ${HL} explore --checkpoint ${LAB}/copy/checkpoint.safetensors --input 99 --out ${EXPLORE}/bad.html --overwrite)

@@ -37,9 +37,9 @@ set_tests_properties(cli.generate_seed_determinism cli.generate_greedy_format cl
 # Refused before any work (2: a usage error; 1: a file that cannot be used).
 set(GEN ${HL} generate --checkpoint ${GEN_CKPT})
 expect_exit(cli.generate_text_prompt_without_vocabulary 2
-            "checkpoint '.*induction/checkpoint.safetensors' \\(task induction\\) holds no text vocabulary; give --prompt-ids"
+            "checkpoint '.*induction/checkpoint.safetensors' \\(task induction\\) holds no text vocabulary\; give --prompt-ids"
             ${GEN} --prompt "'hello'")
-expect_exit(cli.generate_encoder_decoder_refused 2 "'copy' checkpoint .*generate is for decoder-only checkpoints; use decode or translate"
+expect_exit(cli.generate_encoder_decoder_refused 2 "'copy' checkpoint .*generate is for decoder-only checkpoints\; use decode or translate"
             ${HL} generate --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/cli_train_run/checkpoint.safetensors --prompt-ids 1)
 expect_exit(cli.generate_id_outside_vocabulary 2 "--prompt-ids: '16' is not a token id in \\[0, 16\\)" ${GEN} --prompt-ids "'1 16'")
 expect_exit(cli.generate_id_not_a_number 2 "--prompt-ids: '-3' is not a token id" ${GEN} --prompt-ids "'1 -3'")

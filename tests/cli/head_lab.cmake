@@ -48,14 +48,14 @@ add_test(NAME cli.heads_sink_queries_and_window
          COMMAND sh -c "\"$0\" heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_sinks --overwrite --sink-queries first-half --window 3 --sinks 1 &&
                         head -1 ${LAB}/induction_sinks/heads.csv && grep -c ',1:7,' ${LAB}/induction_sinks/heads.csv" ${HL})
 set_tests_properties(cli.heads_sink_queries_and_window PROPERTIES
-                     PASS_REGULAR_EXPRESSION "a window of 3 \\+ 1 sinks \\(set at evaluation; trained with the whole causal prefix\\).*sink mass on queries 1:7 per module.*layers.1.self_attn +max [0-9.]+ \\(head [01], [0-9.]+x uniform\\), mean [0-9.]+; uniform [0-9.]+; max logit [0-9.-]+ \\(head [01]\\); max \\|residual\\| [0-9.]+\n.*,sink_queries,max_logit,max_residual\n4\n$"
+                     PASS_REGULAR_EXPRESSION "a window of 3 \\+ 1 sinks \\(set at evaluation\; trained with the whole causal prefix\\).*sink mass on queries 1:7 per module.*layers.1.self_attn +max [0-9.]+ \\(head [01], [0-9.]+x uniform\\), mean [0-9.]+\; uniform [0-9.]+\; max logit [0-9.-]+ \\(head [01]\\)\; max \\|residual\\| [0-9.]+\n.*,sink_queries,max_logit,max_residual,[^\n]*\n4\n$"
                      FIXTURES_REQUIRED lab_induction)
 # A window that hides key 0 from every query of the range: sink mass 0, no ratio to a zero baseline.
 add_test(NAME cli.heads_window_hides_key_zero
          COMMAND headlab_cli heads --checkpoint ${LAB}/induction/checkpoint.safetensors --out ${LAB}/induction_hidden
                  --overwrite --window 3 --sink-queries 5:13)
 set_tests_properties(cli.heads_window_hides_key_zero PROPERTIES
-                     PASS_REGULAR_EXPRESSION "layers.1.self_attn +max 0.000 \\(head 0, key 0 hidden from these queries\\), mean 0.000; uniform 0.000"
+                     PASS_REGULAR_EXPRESSION "layers.1.self_attn +max 0.000 \\(head 0, key 0 hidden from these queries\\), mean 0.000\; uniform 0.000"
                      FAIL_REGULAR_EXPRESSION "inf|nan"
                      FIXTURES_REQUIRED lab_induction)
 # eval: a window set at evaluation changes the score and is in the JSON; the trained attention is

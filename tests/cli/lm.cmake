@@ -37,7 +37,7 @@ add_test(NAME cli.lm_prune_refused_exits_2
          COMMAND sh -c "\"$0\" prune --checkpoint \"$1\" --out \"$2\" 2>&1; echo \"exit status $?\"; test ! -e \"$2\" && echo no-output"
                  $<TARGET_FILE:headlab_cli> ${LM_RUN}/checkpoint.safetensors ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_prune)
 set_tests_properties(cli.lm_prune_refused_exits_2 PROPERTIES FIXTURES_REQUIRED lm_run
-                     PASS_REGULAR_EXPRESSION "headlab prune: pruning measures a copy, translate, induction or recall model; the lm task has no pruning metric[^\n]*\nexit status 2\nno-output\n")
+                     PASS_REGULAR_EXPRESSION "headlab prune: pruning measures a copy, translate, induction or recall model\; the lm task has no pruning metric[^\n]*\nexit status 2\nno-output\n")
 add_test(NAME cli.lm_without_text_exits_2
          COMMAND sh -c "\"$0\" train --task lm --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.lm_without_text_exits_2 PROPERTIES

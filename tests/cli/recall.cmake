@@ -30,17 +30,17 @@ add_test(NAME cli.recall_prune_single_heads
          COMMAND sh -c "\"$0\" prune --checkpoint \"$1/checkpoint.safetensors\" --out \"$1/prune_single\" --sequences 32 --random-orders 1 --single-heads --importance-split --step 0.01 --overwrite && cat \"$1/prune_single/single_heads.csv\""
                  $<TARGET_FILE:headlab_cli> ${RECALL_RUN})
 set_tests_properties(cli.recall_prune_single_heads PROPERTIES FIXTURES_REQUIRED recall_run
-                     PASS_REGULAR_EXPRESSION "each head alone zeroed: the largest answer accuracy drop is [0-9.-]+ \\(layers.0.self_attn#[01]; full model [0-9.]+\\); wrote single_heads.csv.*site,head,loss,metric,metric_drop,loss_rise\nlayers.0.self_attn,0,[^\n]*\nlayers.0.self_attn,1,[^\n]*\n$")
+                     PASS_REGULAR_EXPRESSION "each head alone zeroed: the largest answer accuracy drop is [0-9.-]+ \\(layers.0.self_attn#[01]\; full model [0-9.]+\\)\; wrote single_heads.csv.*site,head,loss,metric,metric_drop,loss_rise\nlayers.0.self_attn,0,[^\n]*\nlayers.0.self_attn,1,[^\n]*\n$")
 # --train-sequences: stored in the config, named in the log; the task's other flag refuses other tasks
 add_test(NAME cli.recall_train_sequences
          COMMAND sh -c "\"$0\" train --task recall --train-sequences 20 --keys 4 --values 2 --length 2 --d-model 16 --steps 2 --progress none --print-config | grep '^train-sequences=' && \"$0\" train --task recall --train-sequences 20 --keys 4 --values 2 --length 2 --d-model 16 --steps 2 --eval-every 2 && \"$0\" train --task lm --train-sequences 5 --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.recall_train_sequences PROPERTIES
-                     PASS_REGULAR_EXPRESSION "train-sequences=20\n.*a training set of 20 sequences.*training set: answers right [0-9.]+.*--train-sequences is for --task recall; this run's task is lm[^\n]*\nexit status 2\n")
+                     PASS_REGULAR_EXPRESSION "train-sequences=20\n.*a training set of 20 sequences.*training set: answers right [0-9.]+.*--train-sequences is for --task recall\; this run's task is lm[^\n]*\nexit status 2\n")
 # --unordered-answer: the run log and the config say so; the task's other flag refuses other tasks
 add_test(NAME cli.recall_unordered_answer
          COMMAND sh -c "\"$0\" train --task recall --unordered-answer --keys 4 --values 2 --length 2 --d-model 16 --steps 2 --progress none --print-config && \"$0\" train --task copy --unordered-answer --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.recall_unordered_answer PROPERTIES
-                     PASS_REGULAR_EXPRESSION "unordered-answer=true.*--unordered-answer is for --task recall; this run's task is copy[^\n]*\nexit status 2\n")
+                     PASS_REGULAR_EXPRESSION "unordered-answer=true.*--unordered-answer is for --task recall\; this run's task is copy[^\n]*\nexit status 2\n")
 add_test(NAME cli.recall_too_few_keys_exits_2
          COMMAND sh -c "\"$0\" train --task recall --keys 3 --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.recall_too_few_keys_exits_2 PROPERTIES
@@ -48,7 +48,7 @@ set_tests_properties(cli.recall_too_few_keys_exits_2 PROPERTIES
 add_test(NAME cli.recall_flag_on_copy_exits_2
          COMMAND sh -c "\"$0\" train --task copy --relations 3 --steps 1 2>&1; echo \"exit status $?\"" $<TARGET_FILE:headlab_cli>)
 set_tests_properties(cli.recall_flag_on_copy_exits_2 PROPERTIES
-                     PASS_REGULAR_EXPRESSION "--relations is for --task recall; this run's task is copy[^\n]*\nexit status 2\n")
+                     PASS_REGULAR_EXPRESSION "--relations is for --task recall\; this run's task is copy[^\n]*\nexit status 2\n")
 # The study's one command, shrunk: both variants (fixed compute, fixed head size) x heads 1, 2, one
 # seed, a few steps; the summary has a row per cell with the accuracy the chart draws.
 set(RECALL_STUDY ${CMAKE_CURRENT_BINARY_DIR}/cli_recall_study)
