@@ -119,6 +119,15 @@ if(HEADLAB_BUILD_BENCH)
                    --out ${CMAKE_CURRENT_BINARY_DIR}/free_lunch_quick
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(docs.study_free_lunch_quick PROPERTIES PASS_REGULAR_EXPRESSION "stats.csv: 2 runs")
+  # bench/ab_pairs.py: two pairs of a 2-step copy bench (the same binary on both sides), and a bad count refused.
+  add_test(NAME bench.ab_pairs
+           COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/ab_pairs.py $<TARGET_FILE:bench_train_step>
+                   $<TARGET_FILE:bench_train_step> 2 copy 2 1 threads=1)
+  set_tests_properties(bench.ab_pairs PROPERTIES PASS_REGULAR_EXPRESSION
+                       "pair 2: old [0-9.]+ ms, new [0-9.]+ ms, new / old [0-9.]+\nmedian new / old [0-9.]+. new faster in [0-2] of 2\n")
+  add_test(NAME bench.ab_pairs_bad_count
+           COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/ab_pairs.py old new 0)
+  set_tests_properties(bench.ab_pairs_bad_count PROPERTIES PASS_REGULAR_EXPRESSION "^usage: ab_pairs.py OLD NEW PAIRS")
 endif()
 add_test(NAME docs.study_head_count_full_corpus_recheck
          COMMAND ${PROJECT_SOURCE_DIR}/docs/studies/head-count-full-corpus/first-run/recheck.py --check)
