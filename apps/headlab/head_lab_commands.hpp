@@ -1,4 +1,5 @@
-// head_lab_commands.hpp: `headlab heads` and `headlab prune` (headlab/lab/heads.hpp), free of CLI11.
+// head_lab_commands.hpp: `headlab heads` (heads_command.cpp) and `headlab prune` (prune_command.cpp), on
+// headlab/lab/heads.hpp, free of CLI11.
 #pragma once
 
 #include <cstdint>
