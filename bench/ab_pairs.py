@@ -15,8 +15,16 @@ import sys
 
 
 def ms_per_step(program, args):
-    out = subprocess.run([program] + args, check=True, capture_output=True, text=True).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["ms_per_step"])
+    try:
+        done = subprocess.run([program] + args, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"ab_pairs: cannot run {program}: {e.strerror}")
+    if done.returncode != 0:
+        sys.exit(f"ab_pairs: {program} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    try:
+        return float(json.loads(done.stdout.strip().splitlines()[-1])["ms_per_step"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        sys.exit(f"ab_pairs: {program} printed no JSON line with ms_per_step")
 
 
 def main():

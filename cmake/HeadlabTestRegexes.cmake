@@ -7,6 +7,7 @@
 # directory are visible only there); records its cut regexes in the global property
 # HEADLAB_CUT_TEST_REGEXES, which the top level writes to <build>/tests/cut_test_regexes.txt.
 function(headlab_note_cut_test_regexes)
+  set_property(GLOBAL APPEND PROPERTY HEADLAB_TEST_REGEXES_NOTED "${CMAKE_CURRENT_SOURCE_DIR}")
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test IN LISTS tests)
     foreach(property PASS_REGULAR_EXPRESSION FAIL_REGULAR_EXPRESSION)
@@ -17,4 +18,23 @@ function(headlab_note_cut_test_regexes)
       endif()
     endforeach()
   endforeach()
+endfunction()
+
+# headlab_write_cut_test_regexes(FILE): at the end of the top level: the cut regexes noted, and each
+# directory that adds tests without noting them (its regexes would go unchecked), one a line.
+function(headlab_write_cut_test_regexes file)
+  get_property(lines GLOBAL PROPERTY HEADLAB_CUT_TEST_REGEXES)
+  get_property(noted GLOBAL PROPERTY HEADLAB_TEST_REGEXES_NOTED)
+  set(directories "${CMAKE_SOURCE_DIR}")
+  while(directories)
+    list(POP_FRONT directories dir)
+    get_property(sub DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+    list(APPEND directories ${sub})
+    get_property(tests DIRECTORY "${dir}" PROPERTY TESTS)
+    if(tests AND NOT dir IN_LIST noted)
+      list(APPEND lines "${dir}: adds tests but does not call headlab_note_cut_test_regexes() last")
+    endif()
+  endwhile()
+  list(JOIN lines "\n" text)
+  file(WRITE "${file}" "${text}")
 endfunction()

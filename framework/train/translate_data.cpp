@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <ostream>
 
+#include "headlab/core/errors.hpp"
+#include "headlab/train/checkpoint.hpp"
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/translate_task.hpp"
 #include "training_loop.hpp"
@@ -38,7 +40,7 @@ std::string first_difference(const Vocabulary& saved, const Vocabulary& built) {
 // On --resume the ids must mean what they meant when the checkpoint was written: the vocabularies
 // built from --train now are compared with the ones saved in the checkpoint. A corpus that was
 // edited since (ids that would silently swap meaning) is refused, naming the first differing token.
-void use_saved_vocabularies(const TrainOptions& o, TranslationData& d) {
+void use_saved_vocabularies(const TrainOptions& o, detail::TranslationData& d) {
   const std::string path = detail::run_file(o, "checkpoint.safetensors");
   const TensorFile file = load_checkpoint_file(path);
   const Vocabulary saved_src = saved_vocabulary(file, "src_vocab"), saved_tgt = saved_vocabulary(file, "tgt_vocab");
@@ -72,7 +74,7 @@ std::string showcase_path(const TrainOptions& o) {
 // --tokenizer word: a vocabulary of words per side. bpe: merges learned from the training words,
 // per side or (--joint-bpe) from both sides into one vocabulary.
 void build_vocabularies(const TrainOptions& o, const std::vector<std::vector<std::string>>& src_sentences,
-                        const std::vector<std::vector<std::string>>& tgt_sentences, TranslationData& d) {
+                        const std::vector<std::vector<std::string>>& tgt_sentences, detail::TranslationData& d) {
   if (o.tokenizer != "bpe") {
     d.src_vocab = Vocabulary::build(src_sentences, o.min_freq);
     d.tgt_vocab = Vocabulary::build(tgt_sentences, o.min_freq);
@@ -93,6 +95,8 @@ void build_vocabularies(const TrainOptions& o, const std::vector<std::vector<std
 }
 
 }  // namespace
+
+namespace detail {
 
 TranslationData load_translation_data(const TrainOptions& o, std::ostream& log) {
   TranslationData d;
@@ -145,6 +149,8 @@ std::map<std::string, std::string> vocabulary_metadata(const Vocabulary& src, co
   if (tgt.has_subwords()) extras["tgt_merges"] = tgt.subwords().to_text();
   return extras;
 }
+
+}  // namespace detail
 
 EncodedPair encode_pair(const Vocabulary& sv, const Vocabulary& tv, const ParallelPair& p) {
   EncodedPair e;

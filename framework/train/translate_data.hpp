@@ -12,7 +12,7 @@
 #include "headlab/data/text.hpp"
 #include "headlab/train/options.hpp"
 
-namespace headlab {
+namespace headlab::detail {
 
 struct TranslationData {
   Vocabulary src_vocab, tgt_vocab;
@@ -21,7 +21,6 @@ struct TranslationData {
   std::string showcase_file;  // "" when there is none
   std::size_t skipped_long = 0;
 };
-
 
 // --train, --valid, --test and the showcase read; the vocabularies built from --train (--tokenizer
 // word or bpe; on --resume checked equal to the checkpoint's, ValueError naming the first
@@ -32,4 +31,4 @@ TranslationData load_translation_data(const TrainOptions& options, std::ostream&
 // The checkpoint's metadata for the vocabularies: their tokens, and with subwords their merges.
 std::map<std::string, std::string> vocabulary_metadata(const Vocabulary& src, const Vocabulary& tgt);
 
-}  // namespace headlab
+}  // namespace headlab::detail

@@ -137,9 +137,9 @@ class TranslateTask : public detail::TrainingTask {
  public:
   TranslateTask(const TrainOptions& o, Generator& init_rng, std::ostream& log)
       : o_(o),
-        data_(load_translation_data(o, log)),
+        data_(detail::load_translation_data(o, log)),
         model_(o.model_config(data_.src_vocab.size(), data_.tgt_vocab.size()), init_rng),
-        checkpoint_extras_(vocabulary_metadata(data_.src_vocab, data_.tgt_vocab)) {
+        checkpoint_extras_(detail::vocabulary_metadata(data_.src_vocab, data_.tgt_vocab)) {
     detail::xavier_matrices(model_, init_rng);
     for (const auto& rows : token_budget_batches(data_.train, o.max_tokens)) batches_.push_back(make_batch(data_.train, rows));
     greedy_.beam = 1;
@@ -346,7 +346,7 @@ class TranslateTask : public detail::TrainingTask {
   }
 
   const TrainOptions& o_;
-  const TranslationData data_;
+  const detail::TranslationData data_;
   Transformer<float> model_;
   const std::map<std::string, std::string> checkpoint_extras_;
   std::vector<Batch> batches_;

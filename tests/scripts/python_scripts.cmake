@@ -124,9 +124,14 @@ if(HEADLAB_BUILD_BENCH)
            COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/ab_pairs.py $<TARGET_FILE:bench_train_step>
                    $<TARGET_FILE:bench_train_step> 2 copy 2 1 threads=1)
   set_tests_properties(bench.ab_pairs PROPERTIES PASS_REGULAR_EXPRESSION
-                       "pair 2: old [0-9.]+ ms, new [0-9.]+ ms, new / old [0-9.]+\nmedian new / old [0-9.]+. new faster in [0-2] of 2\n")
+                       "pair 2: old [0-9.]+ ms, new [0-9.]+ ms, new / old [0-9.]+\nmedian new / old [0-9.]+\; new faster in [0-2] of 2\n")
   add_test(NAME bench.ab_pairs_bad_count
            COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/ab_pairs.py old new 0)
+  add_test(NAME bench.ab_pairs_failing_program  # its exit status and stderr named, no traceback
+           COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/bench/ab_pairs.py $<TARGET_FILE:bench_train_step>
+                   $<TARGET_FILE:bench_train_step> 1 poetry)
+  set_tests_properties(bench.ab_pairs_failing_program PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^ab_pairs: [^\n]*bench_train_step exited 2: bench_train_step: unknown configuration 'poetry'")
   set_tests_properties(bench.ab_pairs_bad_count PROPERTIES PASS_REGULAR_EXPRESSION "^usage: ab_pairs.py OLD NEW PAIRS")
 endif()
 add_test(NAME docs.study_head_count_full_corpus_recheck

@@ -81,11 +81,10 @@ void for_each_head(const HeadLayout& g, std::size_t work, std::size_t scratch, F
   });
 }
 
-// Asks the cache for the n rows of d elements at `rows`, ld apart, before they are read: a head's
-// rows are short pieces far apart (one 64-byte line per row when d = 16 floats), which the hardware
-// prefetcher does not see coming. In the backward's transposes of v, each row's first read waited
-// on its own miss (89% of their time on translate); asked for all at once, the misses overlap
-// (translate's 1-thread step 1-2% faster: 13 of 14 alternating pairs, two runs). Changes no number.
+// Asks the cache for every line of the n rows of d > 0 elements at `rows`, ld apart, before the
+// transposes read them: a head's rows are short pieces far apart (one 64-byte line each at d = 16
+// floats), which the hardware prefetcher does not see coming, so each row's first read waited on its
+// own miss. Changes no number (docs/performance.md, "Prefetched head rows").
 template <typename T>
 void prefetch_rows(const T* rows, std::size_t n, std::size_t d, std::size_t ld) {
   constexpr std::size_t kLine = 64 / sizeof(T);
