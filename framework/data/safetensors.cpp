@@ -20,13 +20,6 @@ namespace headlab {
 using detail::checked_numel;
 using detail::ojson;
 
-namespace {
-
-// Quoted for a message, at most 200 bytes of it (a token or name from a file may be megabytes).
-std::string in_quotes(const std::string& s) { return quote_clipped(s); }
-
-}  // namespace
-
 // ---- dtypes ---------------------------------------------------------------
 
 const char* dtype_name(DType dtype) {
@@ -62,7 +55,7 @@ std::size_t TensorEntry::numel() const {
 namespace {
 // "TensorFile 'ckpt.safetensors'" or just "TensorFile": the prefix of lookup errors.
 std::string file_label(const TensorFile& file) {
-  return file.source.empty() ? "TensorFile" : "TensorFile " + in_quotes(file.source);
+  return file.source.empty() ? "TensorFile" : "TensorFile " + quote_clipped(file.source);
 }
 }  // namespace
 
@@ -79,7 +72,7 @@ void TensorFile::add(const std::string& name, const Array<T>& values) {
 }
 
 void TensorFile::add_entry(TensorEntry entry) {
-  const std::string label = file_label(*this) + ": tensor " + in_quotes(entry.name) + ": ";
+  const std::string label = file_label(*this) + ": tensor " + quote_clipped(entry.name) + ": ";
   if (entry.name.empty()) throw ValueError(file_label(*this) + ": a tensor name must not be empty");
   if (entry.name == "__metadata__")
     throw ValueError(label + "the name is reserved for the metadata object");
@@ -102,7 +95,7 @@ const TensorEntry& TensorFile::entry(const std::string& name) const {
   if (it != index_.end()) return entries_[it->second];
   std::string known;
   for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
-  throw ValueError(file_label(*this) + ": no tensor named " + in_quotes(name) +
+  throw ValueError(file_label(*this) + ": no tensor named " + quote_clipped(name) +
                    "; present: " + (known.empty() ? "(none)" : known));
 }
 
@@ -110,7 +103,7 @@ template <typename T>
 Array<T> TensorFile::get(const std::string& name) const {
   const TensorEntry& e = entry(name);
   if (e.dtype != dtype_of<T>())
-    throw ValueError(file_label(*this) + ": tensor " + in_quotes(name) + " has dtype " + dtype_name(e.dtype) +
+    throw ValueError(file_label(*this) + ": tensor " + quote_clipped(name) + " has dtype " + dtype_name(e.dtype) +
                      ", expected " + dtype_name(dtype_of<T>()));
   Array<T> out = Array<T>::from_shape(e.shape);
   if (!e.bytes.empty()) std::memcpy(out.data(), e.bytes.data(), e.bytes.size());
@@ -121,7 +114,7 @@ template <typename T>
 Array<T> TensorFile::get(const std::string& name, const Shape& expected_shape) const {
   const TensorEntry& e = entry(name);
   if (e.shape != expected_shape)
-    throw ShapeError(file_label(*this) + ": tensor " + in_quotes(name) + " has shape " + shape_str(e.shape) +
+    throw ShapeError(file_label(*this) + ": tensor " + quote_clipped(name) + " has shape " + shape_str(e.shape) +
                      " (dtype " + dtype_name(e.dtype) + "), expected " + shape_str(expected_shape));
   return get<T>(name);
 }

@@ -31,9 +31,6 @@ struct BadFile : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Quoted for a message, at most 200 bytes of it (a token or name from a file may be megabytes).
-std::string in_quotes(const std::string& s) { return quote_clipped(s); }
-
 std::string offsets_str(std::uint64_t begin, std::uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
 }
@@ -71,8 +68,8 @@ ojson parse_header_json(const char* first, const char* last) {
     } else if (event == Event::key) {
       const std::string& key = parsed.get_ref<const std::string&>();
       if (!keys_seen.back().insert(key).second)
-        throw BadFile(depth == 1 ? "duplicate tensor name " + in_quotes(key) + " in the header"
-                                 : "duplicate key " + in_quotes(key) + " inside a header object");
+        throw BadFile(depth == 1 ? "duplicate tensor name " + quote_clipped(key) + " in the header"
+                                 : "duplicate key " + quote_clipped(key) + " inside a header object");
     }
     return true;  // keep every value
   };
@@ -95,7 +92,7 @@ struct Pending {
 };
 
 Pending check_entry(const std::string& name, const ojson& info, std::uint64_t data_size) {
-  const std::string where = "tensor " + in_quotes(name) + ": ";
+  const std::string where = "tensor " + quote_clipped(name) + ": ";
   if (name.empty()) throw BadFile("a tensor has an empty name");
   if (!info.is_object()) throw BadFile(where + "entry is a JSON " + info.type_name() + ", not an object");
   for (const char* field : {"dtype", "shape", "data_offsets"})
@@ -110,7 +107,7 @@ Pending check_entry(const std::string& name, const ojson& info, std::uint64_t da
   const ojson& dtype = info.at("dtype");
   if (!dtype.is_string()) throw BadFile(where + "\"dtype\" is a JSON " + dtype.type_name() + ", not a string");
   if (!parse_dtype(dtype.get<std::string>(), p.entry.dtype))
-    throw BadFile(where + "unsupported dtype " + in_quotes(dtype.get<std::string>()) + " (headlab reads F32, F64, I64)");
+    throw BadFile(where + "unsupported dtype " + quote_clipped(dtype.get<std::string>()) + " (headlab reads F32, F64, I64)");
 
   const ojson& shape = info.at("shape");
   if (!shape.is_array()) throw BadFile(where + "\"shape\" is a JSON " + shape.type_name() + ", not an array");
@@ -183,7 +180,7 @@ CheckedHeader check_header(const char* bytes, std::uint64_t present, std::uint64
         throw BadFile(std::string("\"__metadata__\" is a JSON ") + item.value().type_name() + ", not an object");
       for (const auto& kv : item.value().items()) {
         if (!kv.value().is_string())
-          throw BadFile("\"__metadata__\" value for " + in_quotes(kv.key()) + " is a JSON " + kv.value().type_name() +
+          throw BadFile("\"__metadata__\" value for " + quote_clipped(kv.key()) + " is a JSON " + kv.value().type_name() +
                         ", not a string");
         out.metadata[kv.key()] = kv.value().get<std::string>();
       }
@@ -202,11 +199,11 @@ CheckedHeader check_header(const char* bytes, std::uint64_t present, std::uint64
   const Pending* previous = nullptr;
   for (const Pending& p : tensors) {
     if (p.begin < covered)
-      throw BadFile("tensors " + in_quotes(previous->entry.name) + " " + offsets_str(previous->begin, previous->end) +
-                    " and " + in_quotes(p.entry.name) + " " + offsets_str(p.begin, p.end) + " overlap");
+      throw BadFile("tensors " + quote_clipped(previous->entry.name) + " " + offsets_str(previous->begin, previous->end) +
+                    " and " + quote_clipped(p.entry.name) + " " + offsets_str(p.begin, p.end) + " overlap");
     if (p.begin > covered)
       throw BadFile("data bytes " + offsets_str(covered, p.begin) + " are not covered by any tensor (a gap before " +
-                    in_quotes(p.entry.name) + ")");
+                    quote_clipped(p.entry.name) + ")");
     covered = p.end;
     previous = &p;
   }
@@ -249,7 +246,7 @@ bool parse_safetensors_bytes(const std::string& bytes, TensorFile& out, std::str
 // data. A 12 GB file whose header describes 3 KB is refused after reading 3 KB, not 12 GB.
 TensorFile load_safetensors(const std::string& path) {
   InputFile input(path, "load_safetensors");  // refuses a FIFO, directory or device before opening it
-  auto bad = [&](const std::string& why) { return FormatError("load_safetensors: " + in_quotes(path) + ": " + why); };
+  auto bad = [&](const std::string& why) { return FormatError("load_safetensors: " + quote_clipped(path) + ": " + why); };
   TensorFile file;
   try {
     std::string head = input.read(8);
