@@ -1,33 +1,24 @@
-// optim.cpp: SGD, Adam, AdamW, clip_grad_norm and the learning-rate schedules.
+// optim.cpp: SGD, Adam, AdamW and clip_grad_norm (the schedules: schedules.cpp).
 // The formulas are in headlab/optim/optim.hpp. The update loops follow PyTorch 1.13's
 // single-tensor code path operation for operation (same order, same rounding
 // points), which is what lets float64 results agree with PyTorch to ~1e-15.
 #include "headlab/optim/optim.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <set>
-#include <sstream>
 
 #include "headlab/core/task_marker.hpp"
 #include "headlab/core/shape_utils.hpp"
 #include "headlab/core/threads.hpp"
+#include "optim_checks.hpp"
 
 namespace headlab {
 
 namespace {
 
 using detail::shape_of;
-
-std::string fmt(double v) {  // 6 significant digits, "1e-09" style for small values
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
-void check_finite_nonnegative(const std::string& who, const char* what, double v) {
-  if (!std::isfinite(v) || v < 0) throw ValueError(who + ": " + what + " must be finite and >= 0, got " + fmt(v));
-}
+using detail::check_finite_nonnegative;
+using detail::fmt;
 
 // A count (a number of steps) as a 0-d array. Refuses counts T cannot hold
 // exactly (above 2^24 for float), which would silently change on a round trip.
@@ -353,79 +344,6 @@ double clip_grad_norm(const std::vector<Tensor<T>>& params, double max_norm) {
     }
   }
   return norm;
-}
-
-// ---- Schedules ---------------------------------------------------------------------------------
-
-namespace {
-void check_step(const char* who, std::size_t step) {
-  if (step == 0) throw ValueError(std::string(who) + ".lr: steps count from 1, got step 0");
-}
-}  // namespace
-
-ConstantSchedule::ConstantSchedule(double lr) : lr_(lr) { check_finite_nonnegative("ConstantSchedule", "lr", lr); }
-
-double ConstantSchedule::lr(std::size_t step) const {
-  check_step("ConstantSchedule", step);
-  return lr_;
-}
-
-NoamSchedule::NoamSchedule(std::size_t d_model, std::size_t warmup, double factor)
-    : d_model_(d_model), warmup_(warmup), factor_(factor) {
-  if (d_model == 0) throw ValueError("NoamSchedule: d_model must be > 0, got 0");
-  if (warmup == 0) throw ValueError("NoamSchedule: warmup must be > 0, got 0 (the formula divides by warmup^1.5)");
-  if (!std::isfinite(factor) || factor <= 0) {
-    throw ValueError("NoamSchedule: factor must be finite and > 0, got " + fmt(factor));
-  }
-}
-
-double NoamSchedule::lr(std::size_t step) const {
-  check_step("NoamSchedule", step);
-  // BEGIN TASK 4.3: Noam schedule
-  HEADLAB_TASK("4.3");
-  const double s = static_cast<double>(step);
-  const double rising = s * std::pow(static_cast<double>(warmup_), -1.5);  // step * warmup^-1.5
-  const double falling = std::pow(s, -0.5);                                // step^-0.5
-  return factor_ * std::pow(static_cast<double>(d_model_), -0.5) * std::min(falling, rising);
-  // END TASK 4.3
-}
-
-WarmupDecay::WarmupDecay(const char* name, double base_lr, std::size_t warmup, std::size_t total, double min_lr)
-    : name_(name), base_lr_(base_lr), warmup_(warmup), total_(total), min_lr_(min_lr) {
-  check_finite_nonnegative(name, "base_lr", base_lr);
-  check_finite_nonnegative(name, "min_lr", min_lr);
-  if (min_lr > base_lr) {
-    throw ValueError(std::string(name) + ": min_lr (" + fmt(min_lr) + ") must not exceed base_lr (" + fmt(base_lr) + ")");
-  }
-  if (total <= warmup) {
-    throw ValueError(std::string(name) + ": total (" + std::to_string(total) + ") must be greater than warmup (" +
-                     std::to_string(warmup) + ")");
-  }
-}
-
-double WarmupDecay::lr(std::size_t step) const {
-  check_step(name_, step);
-  if (step <= warmup_) return base_lr_ * static_cast<double>(step) / static_cast<double>(warmup_);
-  if (step >= total_) return min_lr_;
-  const double progress = static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_);
-  return min_lr_ + (base_lr_ - min_lr_) * shape(progress);
-}
-
-double WarmupCosine::shape(double progress) const {
-  const double pi = std::acos(-1.0);
-  return 0.5 * (1 + std::cos(pi * progress));
-}
-
-double WarmupLinear::shape(double progress) const { return 1 - progress; }
-
-WarmupConstant::WarmupConstant(double base_lr, std::size_t warmup) : base_lr_(base_lr), warmup_(warmup) {
-  check_finite_nonnegative("WarmupConstant", "base_lr", base_lr);
-}
-
-double WarmupConstant::lr(std::size_t step) const {
-  check_step("WarmupConstant", step);
-  if (step < warmup_) return base_lr_ * static_cast<double>(step) / static_cast<double>(warmup_);
-  return base_lr_;
 }
 
 // ---- Instantiations ----------------------------------------------------------------------------
