@@ -1,4 +1,5 @@
-// main.cpp: the headlab command line (CLI11 lives only in this file and in train_flags.hpp).
+// main.cpp: the headlab command line: the commands and their flags (CLI11; the larger commands add
+// theirs in add_<name>_command: train_flags.hpp, head_lab_flags.cpp, ablate_command.cpp, ...), then the run.
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "explore_command.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
+#include "head_lab_flags.hpp"
 #include "commands.hpp"
 #include "stdout_check.hpp"
 #include "train_flags.hpp"
@@ -215,55 +217,9 @@ int run_command_line(int argc, char** argv) {
   CLI::App* attribute = headlab::cli::add_attribute_command(app, attribute_options);
 
   headlab::cli::HeadsOptions heads_options;
-  auto* heads = app.add_subcommand("heads", "head roles of a checkpoint: entropy, sink, previous-token, induction, "
-                                            "gate; attention maps and heatmaps as SVG");
-  heads->add_option("--checkpoint", heads_options.checkpoint, "a checkpoint of the copy, translate, induction, lm or recall task")
-      ->required();
-  heads->add_option("--out", heads_options.out, "output directory (default: CHECKPOINT_DIR/heads)");
-  heads->add_option("--probe-sequences", heads_options.probe_sequences, "repeated-random-token sequences scored")
-      ->check(headlab::cli::whole_number(1, 100000))->capture_default_str();
-  auto* heads_block = heads->add_option("--block", heads_options.block, "their repeated block T (0 = the model's own, "
-                                                                      "or the largest that fits, at most 16)")
-      ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
-  heads->add_option("--text", heads_options.text, "lm checkpoints: probe on --probe-sequences windows of this text "
-                                                  "(the model's context each, seeded starts) instead of repeated random "
-                                                  "tokens; adds the delimiter score (space, newline)")
-      ->excludes(heads_block);
-  heads->add_option("--seed", heads_options.seed, "seed of the probe")->check(headlab::cli::whole_number())->capture_default_str();
-  heads->add_option("--input", heads_options.input, "input of the attention maps: token ids \"1 4 2 9\" or, for "
-                                                    "translate, a source sentence, for lm a text (default: the first probe sequence)");
-  heads->add_flag("--overwrite", heads_options.overwrite, "replace the files of an earlier heads in the output directory");
-  heads->add_option("--max-memory", heads_options.max_memory, "refuse a probe whose memory estimate is above this: 4G, "
-                                                              "512M or bytes (default: the available memory)");
-  heads->add_option("--sink-queries", heads_options.sink_queries,
-                    "the queries the sink mass averages over: all (i >= 1), first-half (1..T: no earlier copy), "
-                    "second-half, or A:B (positions A to B - 1)")
-      ->capture_default_str();
-  headlab::cli::add_window_flags(heads, heads_options.window);
-
+  CLI::App* heads = headlab::cli::add_heads_command(app, heads_options);
   headlab::cli::PruneOptions prune_options;
-  auto* prune = app.add_subcommand("prune", "head importance (Michel et al. 2019) and pruning curves, against a "
-                                            "random pruning order");
-  prune->add_option("--checkpoint", prune_options.checkpoint, "a checkpoint of the copy, translate, induction or recall task")
-      ->required();
-  prune->add_option("--out", prune_options.out, "output directory (default: CHECKPOINT_DIR/prune)");
-  prune->add_option("--step", prune_options.step, "fraction of the remaining heads pruned per step")
-      ->check(headlab::cli::real_number(0.001, 1.0))->capture_default_str();
-  prune->add_option("--seed", prune_options.seed, "seed of the random pruning orders (each order's seed derives from it)")
-      ->check(headlab::cli::whole_number())->capture_default_str();
-  prune->add_option("--random-orders", prune_options.random_orders,
-                    "random pruning orders of the baseline, drawn as mean ± sd")
-      ->check(headlab::cli::whole_number(1, 100))->capture_default_str();
-  prune->add_option("--sequences", prune_options.sequences,
-                    "copy/induction: held-out sequences (0 = 512); translate: evaluation pairs (0 = all)")
-      ->check(headlab::cli::whole_number(0, 1000000000))->capture_default_str();
-  prune->add_option("--data", prune_options.data, "translate: evaluation TSV (default: the run's --valid file)");
-  prune->add_flag("--overwrite", prune_options.overwrite, "replace the files of an earlier prune in the output directory");
-  prune->add_flag("--importance-split", prune_options.importance_split,
-                  "copy/induction/recall: estimate importance on a second draw of held-out sequences, score the "
-                  "pruning on the run's own (the order is not fitted to the sequences that judge it)");
-  prune->add_flag("--single-heads", prune_options.single_heads,
-                  "also zero each head alone and write single_heads.csv (its loss, metric and drop from the full model)");
+  CLI::App* prune = headlab::cli::add_prune_command(app, prune_options);
 
   if (const int status = refuse_unknown_command(app, argc, argv); status >= 0) return status;
   try {
