@@ -2,6 +2,7 @@
 // set by hand to solve the induction task with a previous-token head (layer 0, head 1) and an
 // induction head (layer 1, head 2) among distractor heads with small random weights. Patching,
 // direct logit attribution and composition must each name the planted heads and not the others.
+// (The planted recall circuit: test_circuits_recall.cpp.)
 //
 // The model (d_model 24, 3 heads of 16 per layer, RoPE base 15241, so that rotary pairs 0-3 turn by
 // 1, 0.3, 0.09, 0.027 rad per position and pairs 4-7 by under 0.01): the stream has three blocks of 8
@@ -33,48 +34,22 @@
 #include "headlab/ops/ops.hpp"
 #include "headlab/train/recall_task.hpp"
 #include "headlab/train/trainer.hpp"
+#include "circuit_test_models.hpp"
 #include "test_support.hpp"
 
 using namespace headlab;
+using headlab::testing::blank_planted_model;
+using headlab::testing::clean_accuracy;
+using headlab::testing::kHeadDim;
+using headlab::testing::kHeads;
+using headlab::testing::param;
 
 namespace {
 
-constexpr std::size_t kVocab = 8, kD = 24, kHeads = 3, kHeadDim = 16, kPrevHead = 1, kInductionHead = 2;
-
-Tensor<float> param(DecoderOnlyLM<float>& m, const std::string& name) {
-  for (const auto& [n, t] : m.named_parameters())
-    if (n == name) return t;
-  throw ValueError("no parameter " + name);
-}
+constexpr std::size_t kVocab = 8, kD = 24, kPrevHead = 1, kInductionHead = 2;
 
 // Content dims of a head: rotary pairs 4-7 are dims 4-7 and 12-15 (pair k = dims k and k + 8).
 std::size_t content_dim(std::size_t id) { return id < 4 ? 4 + id : 8 + id; }
-
-// An attention-only pre-LN decoder of 3 heads of 16 with RoPE, every weight 0 and every norm's scale 1:
-// the blank the planted circuits are written into.
-std::unique_ptr<DecoderOnlyLM<float>> blank_planted_model(std::size_t d_model, std::size_t layers, double rope_base,
-                                                          std::size_t vocab, Generator& gen) {
-  TransformerConfig c;
-  c.d_model = d_model;
-  c.ff_dim = 8;
-  c.decoder_layers = layers;
-  c.attention_only = true;
-  c.norm_first = true;
-  c.dropout = 0.0;
-  c.attention.num_heads = kHeads;
-  c.attention.head_dim = kHeadDim;
-  c.attention.rope = true;
-  c.attention.rope_base = rope_base;
-  c.src_vocab = c.tgt_vocab = vocab;
-  c.max_len = 64;
-  auto m = std::make_unique<DecoderOnlyLM<float>>(c, gen);
-  m->eval();
-  for (auto& [name, p] : m->named_parameters()) {
-    const bool norm = name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
-    p.mutable_value().fill(norm ? 1.0f : 0.0f);
-  }
-  return m;
-}
 
 std::unique_ptr<DecoderOnlyLM<float>> planted_induction_model(bool distractors = true) {
   Generator gen(5);
@@ -140,17 +115,6 @@ TrainOptions induction_options() {
 }
 
 // Accuracy of the argmax at the probe's position on the clean rows.
-double clean_accuracy(DecoderOnlyLM<float>& m, const CircuitProbe& probe) {
-  NoGradGuard no_grad;
-  const Array<float> logits = m.forward(probe.clean, nullptr).value();
-  double right = 0;
-  for (std::size_t b = 0; b < probe.clean_answer.size(); ++b) {
-    const auto row = xt::view(logits, b, probe.position, xt::all());
-    right += std::size_t(std::distance(row.begin(), std::max_element(row.begin(), row.end()))) ==
-             std::size_t(probe.clean_answer[b]);
-  }
-  return right / double(probe.clean_answer.size());
-}
 
 }  // namespace
 
@@ -319,100 +283,6 @@ TEST_CASE("circuit tools on an encoder-decoder: the copy probe, exact attributio
   CHECK_THROWS_WITH_AS(direct_logit_attribution(post, p), doctest::Contains("post-LN"), ValueError);
 }
 
-// ---- A planted recall circuit ------------------------------------------------------------------
-// One attention-only layer over the recall task (4 keys, 4 values, 2 keys per query, 4 pairs):
-// head 0 retrieves the value of the query's first key, head 2 that of its second key, head 1 is a
-// distractor with small random weights. Stream (d_model 26): blocks of 4 dims KEY, VAL (a pair
-// token's key and value), QA, QB (a query token's first and second key), OA, OB (what heads 0 and 2
-// write), and 2 spare dims. RoPE base 1e12 leaves the content dims (rotary pairs 2-7 of heads of 16)
-// all but unrotated, and there are no additive positions to blur them.
-namespace {
-
-constexpr std::size_t kKeys = 4, kValues = 4, kRecallD = 26, kKey = 0, kVal = 4, kQa = 8, kQb = 12, kOa = 16, kOb = 20;
-
-TrainOptions recall_options() {
-  TrainOptions o = TrainOptions::defaults_for(Task::recall);
-  o.keys = kKeys;
-  o.values = kValues;
-  o.relations = 2;
-  o.length = 4;
-  return o;
-}
-
-// Content dims of a head of 16: rotary pairs 2-7 (pair k = dims k and k + 8).
-std::size_t slow_dim(std::size_t i) { return i < 6 ? 2 + i : 10 + (i - 6); }
-
-LoadedModel planted_recall_model() {
-  const TrainOptions o = recall_options();
-  const RecallLayout layout = recall_layout(o);
-  Generator gen(8);
-  LoadedModel m;
-  m.options = o;
-  m.lm = blank_planted_model(kRecallD, 1, 1e12, layout.vocab(), gen);
-  Array<float>& embed = param(*m.lm, "embed.weight").mutable_value();
-  Array<float>& unembed = param(*m.lm, "lm_head.weight").mutable_value();
-  embed(1, 24) = 1.0f;  // <s>
-  for (std::size_t k = 0; k < kKeys; ++k)
-    for (std::size_t v = 0; v < kValues; ++v) {
-      const auto pair = std::size_t(layout.pair_token(k, v));
-      embed(pair, kKey + k) = embed(pair, kVal + v) = 1.0f;
-      const auto query = std::size_t(layout.query_token({k, v}));  // v as the second key
-      embed(query, kQa + k) = embed(query, kQb + v) = 1.0f;
-      const auto answer = std::size_t(layout.answer_token({k, v}));  // values (k, v)
-      unembed(answer, kOa + k) = unembed(answer, kOb + v) = 10.0f;
-    }
-  Array<float>& w = param(*m.lm, "layers.0.self_attn.in_proj_weight").mutable_value();
-  Array<float>& out = param(*m.lm, "layers.0.self_attn.out_proj.weight").mutable_value();
-  const std::size_t q0 = 0, k0 = kHeads * kHeadDim, v0 = 2 * kHeads * kHeadDim;
-  for (auto [head, query_block, out_block] : {std::tuple<std::size_t, std::size_t, std::size_t>{0, kQa, kOa}, {2, kQb, kOb}}) {
-    const std::size_t h = head * kHeadDim;
-    for (std::size_t i = 0; i < 4; ++i) {
-      w(q0 + h + slow_dim(i), query_block + i) = 3.0f;  // the query's key ...
-      w(k0 + h + slow_dim(i), kKey + i) = 3.0f;         // ... against each pair's key
-      w(v0 + h + i, kVal + i) = 1.0f;                   // read that pair's value
-      out(out_block + i, h + i) = 1.0f;                 // and write it to OA or OB
-    }
-  }
-  for (std::size_t part = 0; part < 3; ++part)  // head 1: a distractor
-    for (std::size_t r = 0; r < kHeadDim; ++r)
-      for (std::size_t j = 0; j < kRecallD; ++j) w(part * kHeads * kHeadDim + kHeadDim + r, j) = float(0.5 * gen.normal());
-  for (std::size_t j = 0; j < kRecallD; ++j)
-    for (std::size_t r = 0; r < kHeadDim; ++r) out(j, kHeadDim + r) = float(0.02 * gen.normal());
-  return m;
-}
-
-}  // namespace
-
-TEST_CASE("planted recall circuit: each key's head found by patching and attribution, and needed") {
-  LoadedModel m = planted_recall_model();
-  for (std::size_t slot : {0, 1}) {
-    CAPTURE(slot);
-    const std::size_t planted = slot == 0 ? 0 : 2, other = slot == 0 ? 2 : 0;
-    const CircuitProbe probe = make_circuit_probe(m.options, {64, 11, slot, ""});
-    CHECK(clean_accuracy(*m.lm, probe) >= 0.95);
-    const PatchingResult r = activation_patching(m, probe);
-    CHECK(r.heads[0][planted] > 0.9);
-    CHECK(std::abs(r.heads[0][other]) < 0.1);
-    CHECK(std::abs(r.heads[0][1]) < 0.1);
-    // The changed value's head removed: the answer is lost.
-    Array<float> mask = xt::ones<float>({kHeads});
-    mask(planted) = 0.0f;
-    m.lm->layer(0).self_attn.set_head_mask(Tensor<float>(mask));
-    CHECK(clean_accuracy(*m.lm, probe) < 0.5);
-    m.lm->layer(0).self_attn.set_head_mask(Tensor<float>());
-  }
-  // Attribution: the two planted heads write the answer's logit, about equally; the distractor not.
-  const LogitAttribution a = direct_logit_attribution(m, make_circuit_probe(m.options, {64, 12, 0, ""}));
-  CHECK(a.max_sum_error < 1e-3);
-  std::map<std::string, double> term;
-  for (const LogitComponent& c : a.components) term[c.name] = c.mean;
-  CHECK(term["blocks.0.attn.head0"] > 5.0);
-  CHECK(term["blocks.0.attn.head2"] > 5.0);
-  CHECK(std::abs(term["blocks.0.attn.head1"]) < 0.2 * term["blocks.0.attn.head0"]);
-}
-
-// The translate rule on a tiny word-level model of the toy corpus (wK -> vK) with gold links i-i:
-// each row replaces a source word by another and is read where the decoder predicts its translation.
 TEST_CASE("circuit probe: translate replaces an aligned source word, and the tools take rows of their own lengths") {
   testing::TempDir dir("circuit_translate");
   const std::filesystem::path tsv = dir.path / "aligned.tsv";
