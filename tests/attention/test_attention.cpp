@@ -1,5 +1,5 @@
-// Attention: SDPA semantics, the module in every variant (float64 gradcheck),
-// the KV cache against full recomputation, cost accounting, taps, bad configs.
+// Attention: the module in every variant (float64 gradcheck), the KV cache against full
+// recomputation, cost accounting, taps, bad configs, RoPE (SDPA itself: test_sdpa.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,134 +10,11 @@
 
 #include "headlab/attention/attention.hpp"
 #include "headlab/headlab.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
+using headlab::testing::max_diff;
 
-namespace {
-
-MaskArray mask_of(std::vector<int> v, const Shape& shape) {
-  MaskArray m = MaskArray::from_shape(shape);
-  for (std::size_t i = 0; i < v.size(); ++i) m.data()[i] = v[i] != 0;
-  return m;
-}
-
-double max_abs_diff(const Array<double>& a, const Array<double>& b) {
-  REQUIRE(a.shape() == b.shape());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
-  return m;
-}
-double max_abs_diff(const Array<float>& a, const Array<float>& b) {
-  REQUIRE(a.shape() == b.shape());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::abs(a.data()[i] - b.data()[i])));
-  return m;
-}
-
-// Reference attention for one (batch, head): plain loops, no autograd.
-Array<double> naive_attention(const Array<double>& q, const Array<double>& k, const Array<double>& v,
-                              const MaskArray& hidden, double scale) {
-  const std::size_t L = q.shape()[0], S = k.shape()[0], d = q.shape()[1], dv = v.shape()[1];
-  Array<double> out = xt::zeros<double>({L, dv});
-  for (std::size_t i = 0; i < L; ++i) {
-    std::vector<double> w(S, 0.0);
-    double m = -std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < S; ++j) {
-      if (hidden(i, j)) continue;
-      double s = 0;
-      for (std::size_t c = 0; c < d; ++c) s += q(i, c) * k(j, c);
-      w[j] = s * scale;
-      m = std::max(m, w[j]);
-    }
-    double z = 0;
-    for (std::size_t j = 0; j < S; ++j) z += hidden(i, j) ? 0.0 : std::exp(w[j] - m);
-    for (std::size_t j = 0; j < S; ++j) {
-      const double p = hidden(i, j) || z == 0 ? 0.0 : std::exp(w[j] - m) / z;
-      for (std::size_t c = 0; c < dv; ++c) out(i, c) += p * v(j, c);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-TEST_CASE("sdpa: position mask pins causal (L != S), window of W keys including itself, and sinks") {
-  // Queries are the last 2 of 5 positions: query 0 is position 3, query 1 is position 4.
-  const MaskArray causal = position_mask({3, 4}, {0, 1, 2, 3, 4}, true, 0, 0);
-  CHECK(causal == mask_of({0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, {2, 5}));
-  // Window 3: position 4 sees 2, 3, 4 (three keys including itself); sink 0 stays visible.
-  const MaskArray window = position_mask({4}, {0, 1, 2, 3, 4}, true, 3, 0);
-  CHECK(window == mask_of({1, 1, 0, 0, 0}, {1, 5}));
-  const MaskArray sinks = position_mask({4}, {0, 1, 2, 3, 4}, true, 3, 1);
-  CHECK(sinks == mask_of({0, 1, 0, 0, 0}, {1, 5}));
-  // A sink never lets a query see the future.
-  CHECK(position_mask({0}, {0, 1}, true, 1, 2) == mask_of({0, 1}, {1, 2}));
-}
-
-TEST_CASE("sdpa: matches a loop reference with causal, padding, GQA and L != S") {
-  Generator gen(1);
-  const std::size_t B = 2, h = 4, hkv = 2, L = 3, S = 5, d = 4;
-  TensorD q = uniform<double>({B, h, L, d}, -1, 1, gen), k = uniform<double>({B, hkv, S, d}, -1, 1, gen);
-  TensorD v = uniform<double>({B, hkv, S, 3}, -1, 1, gen);
-  SdpaOptions<double> opt;
-  opt.causal = true;
-  opt.key_padding_mask = mask_of({0, 0, 0, 0, 1, 1, 0, 0, 0, 0}, {B, S});
-  opt.need_weights = true;
-  const auto r = scaled_dot_product_attention(q, k, v, opt);
-  REQUIRE(r.output.shape() == Shape{B, h, L, 3});
-  REQUIRE(r.weights.shape() == Shape{B, h, L, S});
-  const MaskArray pos = position_mask({2, 3, 4}, {0, 1, 2, 3, 4}, true, 0, 0);
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t hh = 0; hh < h; ++hh) {
-      MaskArray hidden = pos;
-      for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j < S; ++j) hidden(i, j) = hidden(i, j) || (*opt.key_padding_mask)(b, j);
-      const std::size_t kv = hh / (h / hkv);  // query head hh uses kv head floor(hh / g)
-      Array<double> qh = xt::view(q.value(), b, hh), kh = xt::view(k.value(), b, kv), vh = xt::view(v.value(), b, kv);
-      Array<double> got = xt::view(r.output.value(), b, hh);
-      CHECK(max_abs_diff(got, naive_attention(qh, kh, vh, hidden, 0.5)) < 1e-12);
-    }
-}
-
-TEST_CASE("sdpa: a fully masked row gives zero weights and zero output, and zero gradient") {
-  Generator gen(2);
-  TensorD q = uniform<double>({1, 1, 2, 2}, -1, 1, gen, true), k = uniform<double>({1, 1, 3, 2}, -1, 1, gen, true);
-  TensorD v = uniform<double>({1, 1, 3, 2}, -1, 1, gen, true);
-  SdpaOptions<double> opt;
-  opt.attn_mask = mask_of({1, 1, 1, 0, 1, 0}, {2, 3});  // row 0 sees nothing
-  opt.need_weights = true;
-  const auto r = scaled_dot_product_attention(q, k, v, opt);
-  CHECK(xt::all(xt::isfinite(r.output.value())));
-  for (std::size_t j = 0; j < 3; ++j) CHECK(r.weights.value()(0, 0, 0, j) == 0.0);
-  CHECK(r.output.value()(0, 0, 0, 0) == 0.0);
-  CHECK(r.output.value()(0, 0, 0, 1) == 0.0);
-  sum(r.output).backward();
-  CHECK(xt::all(xt::isfinite(q.grad())));
-  CHECK(q.grad()(0, 0, 0, 0) == 0.0);
-}
-
-TEST_CASE("sdpa: additive bias, explicit scale and (B, h, L, S) masks broadcast") {
-  Generator gen(3);
-  TensorD q = uniform<double>({2, 2, 2, 2}, -1, 1, gen), k = uniform<double>({2, 2, 2, 2}, -1, 1, gen);
-  TensorD v = uniform<double>({2, 2, 2, 2}, -1, 1, gen);
-  SdpaOptions<double> a, b;
-  a.attn_bias = Array<double>{{0.0, -1e9}, {0.0, 0.0}};  // a huge negative bias acts as a mask
-  b.attn_mask = mask_of({0, 1, 0, 0}, {1, 1, 2, 2});
-  a.scale = b.scale = 0.3;
-  CHECK(max_abs_diff(scaled_dot_product_attention(q, k, v, a).output.value(),
-                     scaled_dot_product_attention(q, k, v, b).output.value()) < 1e-12);
-}
-
-TEST_CASE("sdpa: bad shapes name the op and the shapes") {
-  TensorD q = zeros<double>({1, 4, 2, 3}), k = zeros<double>({1, 3, 2, 3}), v = zeros<double>({1, 3, 2, 3});
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v), doctest::Contains("kv heads must divide"), ShapeError);
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, zeros<double>({1, 4, 2, 5}), zeros<double>({1, 4, 2, 3})),
-                       doctest::Contains("[1, 4, 2, 5]"), ShapeError);
-  SdpaOptions<double> opt;
-  opt.key_padding_mask = MaskArray::from_shape({1, 7});
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, zeros<double>({1, 4, 2, 3}), zeros<double>({1, 4, 2, 3}), opt),
-                       doctest::Contains("key_padding_mask of shape [1, 7]"), ShapeError);
-}
 
 namespace {
 
@@ -282,7 +159,7 @@ TEST_CASE("KV cache: one token at a time equals the full causal forward (float32
     KVCache<float> cache;
     std::vector<TensorF> steps;
     for (std::size_t t = 0; t < T; ++t) steps.push_back(mha.forward(narrow(x, 1, t, 1), call, &cache).output);
-    CHECK(max_abs_diff(concat(steps, 1).value(), full) < 1e-5);
+    CHECK(max_diff(concat(steps, 1).value(), full) < 1e-5);
     CHECK(cache.length() == T);
     const std::size_t expected_stored = cfg.window ? std::min(T, cfg.window + cfg.sinks) : T;
     CHECK(cache.stored_tokens() == expected_stored);
@@ -294,7 +171,7 @@ TEST_CASE("KV cache: one token at a time equals the full causal forward (float32
     KVCache<float> chunked;
     std::vector<TensorF> parts{mha.forward(narrow(x, 1, 0, 3), call, &chunked).output};
     for (std::size_t t = 3; t < T; ++t) parts.push_back(mha.forward(narrow(x, 1, t, 1), call, &chunked).output);
-    CHECK(max_abs_diff(concat(parts, 1).value(), full) < 1e-5);
+    CHECK(max_diff(concat(parts, 1).value(), full) < 1e-5);
   }
 }
 
@@ -349,7 +226,7 @@ TEST_CASE("attention module: taps hand out weights and gates without changing th
   const Array<float> plain = mha.forward(x).output.value();
   mha.set_taps(true);
   const Array<float> tapped = mha.forward(x).output.value();
-  CHECK(max_abs_diff(plain, tapped) == 0.0);
+  CHECK(max_diff(plain, tapped) == 0.0);
   REQUIRE(mha.last_taps().weights.defined());
   CHECK(mha.last_taps().weights.shape() == Shape{1, 2, 3, 3});
   CHECK(mha.last_taps().gate.shape() == Shape{1, 2, 3, 1});
@@ -371,11 +248,11 @@ TEST_CASE("attention module: dropout on weights only in training, seeded") {
   const Array<float> a = mha.forward(x, call).output.value();
   call.generator = &g2;
   const Array<float> b = mha.forward(x, call).output.value();
-  CHECK(max_abs_diff(a, b) == 0.0);
+  CHECK(max_diff(a, b) == 0.0);
   mha.eval();
   const Array<float> e1 = mha.forward(x).output.value();
   mha.train();
-  CHECK(max_abs_diff(a, e1) > 1e-3);
+  CHECK(max_diff(a, e1) > 1e-3);
   CHECK_THROWS_AS(mha.forward(x), ValueError);  // training dropout without a generator
 }
 

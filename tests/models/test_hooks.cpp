@@ -9,6 +9,7 @@
 #include "headlab/core/random.hpp"
 #include "headlab/models/transformer.hpp"
 #include "headlab/ops/ops.hpp"
+#include "test_support.hpp"
 
 using namespace headlab;
 
@@ -46,10 +47,8 @@ IndexArray some_ids(std::size_t B, std::size_t T, std::size_t vocab, std::uint64
   return ids;
 }
 
-double max_abs_diff(const Array<double>& a, const Array<double>& b) {
-  REQUIRE(a.shape() == b.shape());
-  return xt::amax(xt::abs(a - b))();
-}
+// max |a - b| of two arrays (or expressions) of one shape; +infinity when a difference is not finite.
+double max_abs_diff(const Array<double>& a, const Array<double>& b) { return headlab::testing::max_diff(a, b); }
 
 }  // namespace
 
