@@ -1,5 +1,5 @@
-// commands.hpp: the subcommands of the headlab CLI, kept free of CLI11 so that
-// only main.cpp pays for that header.
+// commands.hpp: the subcommands of the headlab CLI, kept free of CLI11 so that only the
+// translation units that add flags pay for that header.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,8 @@
 // heads_command.cpp, prune_command.cpp, free of CLI11).
 #include "head_lab_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "cli_values.hpp"
 
 namespace headlab::cli {

@@ -1,7 +1,7 @@
 // train_flags.hpp: the `headlab train` subcommand and every one of its flags.
 //
 // Header-only on purpose: CLI11 is heavy, and only a few translation units include this
-// file: cli/main.cpp (the real command line), fuzz/fuzz_cli_config.cpp (which feeds random
+// file: apps/headlab/main.cpp (the real command line), fuzz/fuzz_cli_config.cpp (which feeds random
 // config files to exactly these flags, see fuzz/) and tests/apps/test_fuzz_regressions.cpp.
 #pragma once
 

@@ -1,9 +1,10 @@
 // config.cpp: AttentionConfig's checks and description, and the gate kinds by name
 // (headlab/attention/attention.hpp).
+#include "headlab/attention/attention.hpp"
+
 #include <sstream>
 #include <string>
 
-#include "headlab/attention/attention.hpp"
 #include "headlab/core/errors.hpp"
 
 namespace headlab {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <utility>
 
-#include "heatmap_cells.hpp"
 #include "headlab/core/errors.hpp"
+#include "heatmap_cells.hpp"
 #include "text_format.hpp"
 
 namespace headlab {

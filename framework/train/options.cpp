@@ -37,7 +37,7 @@ Task parse_task(const std::string& name) {
   throw ValueError(quote_clipped(name) + " is not a known task (copy, translate, induction, lm, recall)");
 }
 
-// ---- Values as text: one overload per column type of the table --------------------------------
+// ---- Shared with options_validate.cpp: a real number as text, the choices of an option ---------
 namespace detail {
 
 std::string real_text(double v) {
@@ -62,6 +62,7 @@ std::vector<std::string> choices_of(const std::string& field) {
 
 }  // namespace detail
 
+// ---- Values as text: one overload per column type of the table --------------------------------
 namespace {
 
 using detail::choices_of;

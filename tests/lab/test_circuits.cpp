@@ -32,7 +32,6 @@
 #include "headlab/lab/logit_attribution.hpp"
 #include "headlab/lab/patching.hpp"
 #include "headlab/ops/ops.hpp"
-#include "headlab/train/recall_task.hpp"
 #include "headlab/train/trainer.hpp"
 #include "circuit_test_models.hpp"
 #include "test_support.hpp"

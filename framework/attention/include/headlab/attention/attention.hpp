@@ -98,7 +98,7 @@ Tensor<T> split_heads(const Tensor<T>& x, std::size_t heads);
 template <typename T>
 Tensor<T> merge_heads(const Tensor<T>& x);
 
-// ---- The module -----------------------------------------------------------
+// ---- Configuration (attention/config.cpp) -----------------------------------
 enum class GateKind { none, headwise, elementwise };
 GateKind parse_gate(const std::string& name);  // "none" | "headwise" | "elementwise"
 std::string gate_name(GateKind g);
