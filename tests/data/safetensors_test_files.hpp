@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <exception>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,11 +15,6 @@
 #include "test_support.hpp"
 
 namespace headlab::testing {
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // A file made by hand: 8-byte little-endian length, header text, data bytes.
 inline std::string raw_file(const std::string& header, const std::string& data, std::uint64_t length) {
@@ -65,8 +59,7 @@ inline void check_error(const std::function<void()>& call, const std::vector<std
 // whose message names the file and contains every `reason` fragment.
 inline void check_corrupt(const std::string& bytes, const std::vector<std::string>& reason) {
   TempDir dir;
-  const std::string path = dir.file("corrupt.safetensors");
-  write_bytes(path, bytes);
+  const std::string path = dir.write("corrupt.safetensors", bytes);
   std::vector<std::string> must = reason;
   must.push_back("load_safetensors");
   must.push_back(path);

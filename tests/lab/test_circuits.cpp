@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <map>
 #include <tuple>
@@ -284,15 +283,12 @@ TEST_CASE("circuit tools on an encoder-decoder: the copy probe, exact attributio
 
 TEST_CASE("circuit probe: translate replaces an aligned source word, and the tools take rows of their own lengths") {
   testing::TempDir dir("circuit_translate");
-  const std::filesystem::path tsv = dir.path / "aligned.tsv";
-  {
-    std::ofstream out(tsv);
-    out << "w9 w0 w9 w10\tv9 v0 v9 v10 .\t0-0 1-1 2-2 3-3\n"   // w10 (-> v10) replaced by w9 (-> v9)
-        << "w1 w1\tv1 v1 .\t0-0 1-1\n"                          // nothing to exchange: one spelling
-        << "w4 w2 w7\tv4 v2 v7 .\t0-0 1-1 2-2\n"               // w7 replaced by w2
-        << "w3 w5\tv3 v5 .\n"                                  // no gold links: skipped
-        << "w3 w5\tv3 v4 v5 .\t0-0 0-1 1-2\n";                // w3 linked twice: nothing one-to-one to exchange
-  }
+  const std::filesystem::path tsv = dir.write("aligned.tsv",
+      "w9 w0 w9 w10\tv9 v0 v9 v10 .\t0-0 1-1 2-2 3-3\n"  // w10 (-> v10) replaced by w9 (-> v9)
+      "w1 w1\tv1 v1 .\t0-0 1-1\n"                         // nothing to exchange: one spelling
+      "w4 w2 w7\tv4 v2 v7 .\t0-0 1-1 2-2\n"              // w7 replaced by w2
+      "w3 w5\tv3 v5 .\n"                                 // no gold links: skipped
+      "w3 w5\tv3 v4 v5 .\t0-0 0-1 1-2\n");              // w3 linked twice: nothing one-to-one to exchange
   TrainOptions o = TrainOptions::defaults_for(Task::translate);
   o.train_file = o.valid_file = tsv.string();
   o.tokenizer = "word";
