@@ -1,27 +1,42 @@
 #!/usr/bin/env bash
 # Builds the `fuzz` preset (clang, libFuzzer + ASan + UBSan) and runs every fuzz target.
 #
-#   fuzz/fuzz.sh [SECONDS] [JOBS] [TARGET...]   SECONDS per target (default 20), JOBS targets at a
-#                                                  time (default 1), the TARGETs named (default: all)
+#   fuzz/fuzz.sh [--build DIR] [SECONDS] [JOBS] [TARGET...]
+#       SECONDS per target (default 20), JOBS targets at a time (default 1), the TARGETs named
+#       (default: all). --build DIR: the targets of that configured build tree instead of the fuzz
+#       preset's (build/debug-asan, where HEADLAB_FUZZ_PARSERS builds them with coverage in the
+#       parser libraries alone: CI's short run, without a build of its own)
 #
 # Each target starts from a copy of its committed seed corpus (fuzz/corpus/<target>/) in a
 # temporary directory, so a run never grows the committed corpus. Inputs longer than 64 KiB are
 # not tried (-max_len), one input may take at most 10 s (-timeout) and 2 GiB (-rss_limit_mb,
 # which is also the largest single allocation allowed).
 # Prints, per target, the executions (libFuzzer's final "Done N runs") and the crashes, and
-# exits 1 when any target crashed. A crashing input is kept in build/fuzz/crashes/<target>/;
-# reproduce it with   build/fuzz/fuzz/<target> FILE   and shrink it with
-#   build/fuzz/fuzz/<target> -minimize_crash=1 -runs=100000 FILE
+# exits 1 when any target crashed. A crashing input is kept in <build>/crashes/<target>/
+# (build/fuzz/crashes/ by default); reproduce it with   build/fuzz/fuzz/<target> FILE   and shrink
+# it with   build/fuzz/fuzz/<target> -minimize_crash=1 -runs=100000 FILE
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build=build/fuzz
+if [[ "${1:-}" == --build ]]; then
+  [[ -n "${2:-}" && -f "${2:-}/CMakeCache.txt" ]] || { echo "fuzz.sh: --build needs a configured build tree"; exit 2; }
+  build=$2
+  shift 2
+fi
 seconds=${1:-20}
 jobs=${2:-1}
 targets=(fuzz_safetensors fuzz_train_options fuzz_vocabulary fuzz_tsv fuzz_cli_config fuzz_run_dir)
 if (( $# > 2 )); then targets=("${@:3}"); fi
 
-cmake --preset fuzz > /dev/null
-cmake --build --preset fuzz
+if [[ "$build" == build/fuzz ]]; then
+  cmake --preset fuzz > /dev/null
+  cmake --build --preset fuzz
+else
+  grep -qE '^HEADLAB_FUZZ(_PARSERS)?:BOOL=ON' "$build/CMakeCache.txt" ||
+    { echo "fuzz.sh: $build was configured without HEADLAB_FUZZ or HEADLAB_FUZZ_PARSERS"; exit 2; }
+  cmake --build "$build" --target headlab_fuzzers -j 2
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,11 +47,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # One target: its own corpus copy, its log, its exit status.
 run_target() {
   local target=$1 dir=$work/$1
-  mkdir -p "$dir/corpus" "build/fuzz/crashes/$target"
+  mkdir -p "$dir/corpus" "$build/crashes/$target"
   cp fuzz/corpus/"$target"/* "$dir/corpus/"
   local status=0
-  "build/fuzz/fuzz/$target" "$dir/corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build/fuzz/crashes/$target/" \
+  "$build/fuzz/$target" "$dir/corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/crashes/$target/" \
       > "$dir/log" 2>&1 || status=$?
   echo "$status" > "$dir/status"
 }
