@@ -1,41 +1,51 @@
 #!/usr/bin/env bash
-# Builds the `fuzz` preset (clang, libFuzzer + ASan + UBSan) and runs every fuzz target.
+# Builds the fuzz targets (clang, libFuzzer + ASan + UBSan) and runs every one.
 #
 #   fuzz/fuzz.sh [--build DIR] [SECONDS] [JOBS] [TARGET...]
 #       SECONDS per target (default 20), JOBS targets at a time (default 1), the TARGETs named
-#       (default: all). --build DIR: the targets of that configured build tree instead of the fuzz
-#       preset's (build/debug-asan, where HEADLAB_FUZZ_PARSERS builds them with coverage in the
-#       parser libraries alone: CI's short run, without a build of its own)
+#       (default: all). The targets come from the fuzz preset (build/fuzz, coverage everywhere),
+#       or with --build DIR (first) from that configured build tree: build/debug-asan, whose
+#       HEADLAB_FUZZ_PARSERS gives coverage to the parser libraries alone (CI's short run, on the
+#       objects the sanitizer suite already built)
 #
 # Each target starts from a copy of its committed seed corpus (fuzz/corpus/<target>/) in a
 # temporary directory, so a run never grows the committed corpus. Inputs longer than 64 KiB are
 # not tried (-max_len), one input may take at most 10 s (-timeout) and 2 GiB (-rss_limit_mb,
 # which is also the largest single allocation allowed).
 # Prints, per target, the executions (libFuzzer's final "Done N runs") and the crashes, and
-# exits 1 when any target crashed. A crashing input is kept in <build>/crashes/<target>/
-# (build/fuzz/crashes/ by default); reproduce it with   build/fuzz/fuzz/<target> FILE   and shrink
-# it with   build/fuzz/fuzz/<target> -minimize_crash=1 -runs=100000 FILE
+# exits 1 when any target crashed. A crashing input is kept in BUILD/crashes/<target>/ (BUILD is
+# build/fuzz or the --build DIR); reproduce it with   BUILD/fuzz/<target> FILE   and shrink it with
+#   BUILD/fuzz/<target> -minimize_crash=1 -runs=100000 FILE
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-build=build/fuzz
-if [[ "${1:-}" == --build ]]; then
-  [[ -n "${2:-}" && -f "${2:-}/CMakeCache.txt" ]] || { echo "fuzz.sh: --build needs a configured build tree"; exit 2; }
-  build=$2
+build=
+if [[ "${1:-}" == --build ]]; then  # DIR as the caller named it, before the cd below
+  if [[ -z "${2:-}" || ! -f "${2:-}/CMakeCache.txt" ]]; then
+    echo "fuzz.sh: --build needs a configured build tree (a directory with a CMakeCache.txt)" >&2
+    exit 2
+  fi
+  build=$(cd "$2" && pwd)
   shift 2
 fi
+cd "$(dirname "$0")/.."
 seconds=${1:-20}
 jobs=${2:-1}
+for number in "$seconds" "$jobs"; do
+  [[ "$number" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: SECONDS and JOBS must be whole numbers above 0, not '$number'" >&2; exit 2; }
+done
 targets=(fuzz_safetensors fuzz_train_options fuzz_vocabulary fuzz_tsv fuzz_cli_config fuzz_run_dir)
 if (( $# > 2 )); then targets=("${@:3}"); fi
 
-if [[ "$build" == build/fuzz ]]; then
+if [[ -z "$build" ]]; then
+  build=build/fuzz
   cmake --preset fuzz > /dev/null
   cmake --build --preset fuzz
 else
-  grep -qE '^HEADLAB_FUZZ(_PARSERS)?:BOOL=ON' "$build/CMakeCache.txt" ||
-    { echo "fuzz.sh: $build was configured without HEADLAB_FUZZ or HEADLAB_FUZZ_PARSERS"; exit 2; }
-  cmake --build "$build" --target headlab_fuzzers -j 2
+  if ! grep -qiE '^HEADLAB_FUZZ(_PARSERS)?:BOOL=(ON|TRUE|YES|Y|1)$' "$build/CMakeCache.txt"; then
+    echo "fuzz.sh: $build was configured without HEADLAB_FUZZ or HEADLAB_FUZZ_PARSERS" >&2
+    exit 2
+  fi
+  cmake --build "$build" --target headlab_fuzzers
 fi
 
 work=$(mktemp -d)

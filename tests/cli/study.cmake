@@ -17,9 +17,9 @@ foreach(case pipeline unpinned cluster quick scipy)
   set_tests_properties(cli.study_${case} PROPERTIES PASS_REGULAR_EXPRESSION "study ${case}: ok"
                        FAIL_REGULAR_EXPRESSION "FAIL:")
 endforeach()
-# The release suite's longest case (~110 s of its ~260 s on 2 vCPUs): COST makes ctest start it
-# first, so the other cases share the second core beside it. (ctest orders by the last run's times,
-# which a fresh build tree does not have.)
+# The release suite's longest case (~110 s of its ~260 s of test time on 2 vCPUs):
+# COST makes ctest start it first rather than two thirds of the way through, where it would finish
+# alone. (A COST given here replaces the times ctest would otherwise learn from the last run.)
 if(NOT HEADLAB_SANITIZE)
   set_tests_properties(cli.study_quick PROPERTIES COST 110)
 endif()
