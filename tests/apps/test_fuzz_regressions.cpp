@@ -22,6 +22,8 @@
 #include "tiny_train_run.hpp"
 #include "train_flags.hpp"  // framework/cli: the real `headlab train` flags
 
+namespace test_fuzz_regressions {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
@@ -200,3 +202,4 @@ TEST_CASE("fuzz: parse_parallel_tsv is read_parallel_tsv on bytes in memory, wit
   CHECK(pairs[0].source == "Ein Haus");
   CHECK(pairs[0].target == "a house");
 }
+}  // namespace test_fuzz_regressions

@@ -12,6 +12,8 @@
 #include "headlab/headlab.hpp"
 #include "test_support.hpp"
 
+namespace test_attention {
+
 using namespace headlab;
 using headlab::testing::max_diff;
 
@@ -339,3 +341,4 @@ TEST_CASE("attention: the largest logit per head over visible keys, by hand (GQA
   headlab::Array<double> k3 = headlab::Array<double>::from_shape({1, 3, 3, 1});
   CHECK_THROWS_AS(headlab::max_attention_logit(q, k3, nullptr, nullptr), headlab::ShapeError);
 }
+}  // namespace test_attention

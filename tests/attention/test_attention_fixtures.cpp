@@ -27,6 +27,8 @@
 #include "headlab/attention/attention.hpp"
 #include "headlab/headlab.hpp"
 
+namespace test_attention_fixtures {
+
 #ifndef HEADLAB_FIXTURE_DIR
 #error "HEADLAB_FIXTURE_DIR must be defined (tests/CMakeLists.txt)"
 #endif
@@ -303,3 +305,5 @@ HEADLAB_ATTENTION_FIXTURE("gate_elementwise")
 HEADLAB_ATTENTION_FIXTURE("head_mask")
 HEADLAB_ATTENTION_FIXTURE("window_sinks")
 HEADLAB_ATTENTION_FIXTURE("gqa_gate_causal")
+#undef HEADLAB_ATTENTION_FIXTURE  // the unity build compiles the next test file in the same unit
+}  // namespace test_attention_fixtures

@@ -12,6 +12,8 @@
 #include "test_support.hpp"
 #include "headlab/core/random.hpp"
 
+namespace test_flash_attention {
+
 using namespace headlab;
 using headlab::testing::max_diff;
 
@@ -133,3 +135,4 @@ TEST_CASE("flash attention: MultiHeadAttention with flash = true matches the com
   sum(b * b).backward();
   CHECK(max_diff(composed.parameter("in_proj_weight").grad(), tiled.parameter("in_proj_weight").grad()) < 1e-12);
 }
+}  // namespace test_flash_attention

@@ -20,6 +20,8 @@
 #include "headlab/ops/ops.hpp"
 #include "test_support.hpp"
 
+namespace test_in_place_heads {
+
 using namespace headlab;
 using headlab::testing::max_diff;
 
@@ -264,3 +266,4 @@ TEST_CASE("heads read in place: the attention module keeps the composed path whe
   MultiHeadAttention<double> cached(config, g);
   CHECK_FALSE(graph_has(cached.forward(x, {}, &cache).output, "attention_in_place"));
 }
+}  // namespace test_in_place_heads

@@ -11,6 +11,8 @@
 #include "headlab/headlab.hpp"
 #include "test_support.hpp"
 
+namespace test_sdpa {
+
 using namespace headlab;
 using headlab::testing::max_diff;
 
@@ -126,3 +128,4 @@ TEST_CASE("sdpa: bad shapes name the op and the shapes") {
   CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, zeros<double>({1, 4, 2, 3}), zeros<double>({1, 4, 2, 3}), opt),
                        doctest::Contains("key_padding_mask of shape [1, 7]"), ShapeError);
 }
+}  // namespace test_sdpa

@@ -3,6 +3,8 @@
 
 #include "headlab/headlab.hpp"
 
+namespace test_autograd {
+
 using namespace headlab;
 
 namespace {
@@ -203,3 +205,4 @@ TEST_CASE("autograd: a value stays while a handle holds it") {
   y.backward();
   CHECK(x.grad()(1, 1) == doctest::Approx(3.0));
 }
+}  // namespace test_autograd

@@ -13,6 +13,8 @@
 #include "headlab/ops/ops.hpp"
 #include "test_support.hpp"
 
+namespace test_data_parallel {
+
 using namespace headlab;
 using headlab::testing::ThreadScope;
 
@@ -196,3 +198,4 @@ TEST_CASE("data parallel: the parts of a step run at the same time on two thread
   CHECK(same_bits(m.w1.grad() / static_cast<float>(r.tokens), alone[0]));
   CHECK(same_bits(m.w2.grad() / static_cast<float>(r.tokens), alone[1]));
 }
+}  // namespace test_data_parallel

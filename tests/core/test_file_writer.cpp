@@ -21,6 +21,8 @@
 #include "read_bytes.hpp"
 #include "test_support.hpp"
 
+namespace test_file_writer {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::Child;
@@ -201,3 +203,4 @@ TEST_CASE("remove_stale_temp_files: removes NAME.tmp.PID of dead processes only"
   CHECK(dir.listing() == std::vector<std::string>{"data.txt", "notes.tmp.later", "summary.json.tmp." + alive});
   CHECK(remove_stale_temp_files(dir.path / "missing") == 0);
 }
+}  // namespace test_file_writer

@@ -11,6 +11,8 @@
 #include "ops/kernels/row_kernels.hpp"
 #include "headlab/core/shape_utils.hpp"
 
+namespace test_runtime {
+
 using namespace headlab;
 
 TEST_CASE("set_flush_denormal: subnormal results become zero only while it is on") {
@@ -120,3 +122,4 @@ TEST_CASE("buffer pool: freed tensor storage is handed out again, aligned, and t
   buffer_pool_release();
   CHECK(buffer_pool_stats().cached_bytes == 0);
 }
+}  // namespace test_runtime

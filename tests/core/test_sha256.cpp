@@ -10,6 +10,8 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/core/sha256.hpp"
 
+namespace test_sha256 {
+
 using namespace headlab;
 
 TEST_CASE("sha256: the FIPS 180-4 examples") {
@@ -37,3 +39,4 @@ TEST_CASE("sha256: of a file, and an IOError for one that cannot be read") {
   std::filesystem::remove(path);
   CHECK_THROWS_AS(sha256_file_hex(path.string()), IOError);
 }
+}  // namespace test_sha256

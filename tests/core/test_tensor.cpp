@@ -6,6 +6,8 @@
 
 #include "headlab/headlab.hpp"
 
+namespace test_tensor {
+
 using namespace headlab;
 
 TEST_CASE("tensor: factories fill the requested shape") {
@@ -77,3 +79,4 @@ TEST_CASE("generator: below() is uniform over its range and never reaches n") {
   }
   for (int c : counts) CHECK(std::abs(c - 1000) < 150);
 }
+}  // namespace test_tensor

@@ -18,6 +18,8 @@
 #include "headlab/core/shape_utils.hpp"
 #include "test_support.hpp"
 
+namespace test_threads {
+
 using namespace headlab;
 using headlab::testing::ThreadScope;
 
@@ -285,3 +287,4 @@ TEST_CASE("threads: row kernels and the optimiser give the same bits at 1 and 2 
   for (std::size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, double(std::abs(c1.data()[i] - c2.data()[i])));
   CHECK(worst <= 1e-5);
 }
+}  // namespace test_threads

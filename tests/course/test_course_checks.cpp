@@ -7,6 +7,8 @@
 
 #include "course_checks.hpp"
 
+namespace test_course_checks {
+
 using namespace headlab;
 
 TEST_CASE("course: max_diff fails on NaN and infinity, and equal infinities differ by 0") {
@@ -18,3 +20,4 @@ TEST_CASE("course: max_diff fails on NaN and infinity, and equal infinities diff
   CHECK_FALSE(course_checks::max_diff(reference, Array<double>{1.0, inf, -inf}) < 1e-6);
   CHECK_FALSE(course_checks::max_diff(reference, Array<double>{1.0, 2.0, nan}) < 1e-6);
 }
+}  // namespace test_course_checks

@@ -50,6 +50,8 @@
 
 #include "course/course_checks.hpp"  // seed(), check_gradients, attention by loops; KernelChoice::course
 
+namespace test_course_tasks {
+
 
 // ---- Chapter 0: tensors and autograd -----------------------------------------------------------
 
@@ -1209,3 +1211,4 @@ TEST_CASE("course: the task table comes from course/tasks.txt and names each tas
   const Error& base = e;  // a headlab::Error like every other exception of the library
   CHECK(std::string(base.what()).find("TASK 2.1") == 0);
 }
+}  // namespace test_course_tasks

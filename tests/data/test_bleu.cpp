@@ -12,6 +12,8 @@
 #include "headlab/data/bleu.hpp"
 #include "headlab/core/errors.hpp"
 
+namespace test_bleu {
+
 #ifndef HEADLAB_FIXTURE_DIR
 #error "HEADLAB_FIXTURE_DIR must be defined (tests/CMakeLists.txt)"
 #endif
@@ -125,3 +127,4 @@ TEST_CASE("bleu: corpus_bleu refuses lists of different lengths and an empty cor
   CHECK_THROWS_WITH_AS(corpus_bleu(two, three), doctest::Contains("2 references but 3 hypotheses"), ValueError);
   CHECK_THROWS_WITH_AS(corpus_bleu({}, {}), doctest::Contains("no sentences"), ValueError);
 }
+}  // namespace test_bleu

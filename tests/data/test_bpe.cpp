@@ -13,6 +13,8 @@
 #include "headlab/data/bpe.hpp"
 #include "headlab/data/text.hpp"
 
+namespace test_bpe {
+
 #ifndef HEADLAB_FIXTURE_DIR
 #error "HEADLAB_FIXTURE_DIR must be defined (tests/CMakeLists.txt)"
 #endif
@@ -250,3 +252,4 @@ TEST_CASE("bpe: words that cannot be encoded, and a budget of nothing, are refus
   CHECK_THROWS_WITH_AS(BytePairEncoding::learn({{"ab", 2}}, {0, 0}), doctest::Contains("merges or a vocabulary size"),
                        ValueError);
 }
+}  // namespace test_bpe

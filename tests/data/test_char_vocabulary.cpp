@@ -4,6 +4,8 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/data/char_vocabulary.hpp"
 
+namespace test_char_vocabulary {
+
 using namespace headlab;
 
 TEST_CASE("char vocabulary: one id per code point, in code-point order after the four specials") {
@@ -48,3 +50,4 @@ TEST_CASE("char vocabulary: invalid UTF-8 and NUL are refused, naming the byte")
   for (char32_t c : {char32_t(0x41), char32_t(0xE9), char32_t(0x20AC), char32_t(0x1D11E)})
     CHECK(utf8_code_points(utf8_encode(c)) == std::vector<char32_t>{c});
 }
+}  // namespace test_char_vocabulary

@@ -13,6 +13,8 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/data/text.hpp"
 
+namespace test_chrf {
+
 #ifndef HEADLAB_FIXTURE_DIR
 #error "HEADLAB_FIXTURE_DIR must be defined (tests/CMakeLists.txt)"
 #endif
@@ -123,3 +125,4 @@ TEST_CASE("chrf: corpus_chrf refuses lists of different lengths, an empty corpus
   CHECK_THROWS_WITH_AS(corpus_chrf(two, bad), doctest::Contains("hypothesis 2: not valid UTF-8"), ValueError);
   CHECK_THROWS_WITH_AS(corpus_chrf(bad, two), doctest::Contains("reference 2: not valid UTF-8"), ValueError);
 }
+}  // namespace test_chrf

@@ -20,6 +20,8 @@
 #include "headlab/train/checkpoint.hpp"
 #include "test_support.hpp"
 
+namespace test_input_file {
+
 using namespace headlab;
 using headlab::testing::TempDir;
 
@@ -114,3 +116,4 @@ TEST_CASE("input files: text size and line caps, bounded line reads and clipped 
   CHECK(clipped.find("... (" + std::to_string(long_what.size()) + " bytes)") != std::string::npos);
   CHECK(clipped.size() < 60);
 }
+}  // namespace test_input_file

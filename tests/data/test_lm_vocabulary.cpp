@@ -4,6 +4,8 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/data/lm_vocabulary.hpp"
 
+namespace test_lm_vocabulary {
+
 using namespace headlab;
 
 TEST_CASE("lm vocabulary: words are the translation tokenizer's, a line ends in </s>, rare words are <unk>") {
@@ -50,3 +52,4 @@ TEST_CASE("lm vocabulary: to_text and from_text round-trip for both, and bad inp
   CHECK_THROWS_WITH_AS(parse_lm_tokenizer("bpe"), doctest::Contains("'bpe' is not char or word"), ValueError);
   CHECK_THROWS_AS(LmVocabulary::from_text(LmTokenizer::words, "<pad>\n<s>\n"), FormatError);
 }
+}  // namespace test_lm_vocabulary

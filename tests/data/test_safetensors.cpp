@@ -12,6 +12,8 @@
 #include "safetensors_test_files.hpp"
 #include "test_support.hpp"
 
+namespace test_safetensors {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::check_error;
@@ -198,3 +200,4 @@ TEST_CASE("safetensors: I/O failures throw IOError naming the path") {
   check_error<IOError>([&] { save_safetensors(taken, small_file()); }, {taken, "exists and is a directory"});
   CHECK(dir.listing() == std::vector<std::string>{"taken"});
 }
+}  // namespace test_safetensors

@@ -10,6 +10,8 @@
 #include "safetensors_test_files.hpp"
 #include "test_support.hpp"
 
+namespace test_safetensors_corrupt {
+
 using namespace headlab;
 using headlab::testing::check_corrupt;
 using headlab::testing::raw_file;
@@ -195,3 +197,4 @@ TEST_CASE("safetensors: parse_safetensors_bytes never throws on damaged input") 
     }
   }
 }
+}  // namespace test_safetensors_corrupt

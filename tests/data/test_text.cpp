@@ -14,6 +14,8 @@
 #include "headlab/data/text.hpp"
 #include "test_support.hpp"
 
+namespace test_text {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
@@ -385,3 +387,4 @@ TEST_CASE("vocab: from_text refuses corrupt texts, naming the line") {
     CHECK_MESSAGE(msg.find(bad.expected) != std::string::npos, msg);
   }
 }
+}  // namespace test_text

@@ -7,6 +7,8 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/lab/alignment.hpp"
 
+namespace test_alignment {
+
 using namespace headlab;
 
 TEST_CASE("alignment: AER, precision and recall of a hand-computed case (Och & Ney 2003, sure links only)") {
@@ -67,3 +69,4 @@ TEST_CASE("alignment: hard alignment merges pieces, skips </s> and reads the cho
   CHECK_THROWS_WITH_AS(hard_alignment(small, src, tgt, QueryStep::predict),
                        doctest::Contains("hard_alignment"), ShapeError);
 }
+}  // namespace test_alignment

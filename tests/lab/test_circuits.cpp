@@ -35,6 +35,8 @@
 #include "circuit_test_models.hpp"
 #include "test_support.hpp"
 
+namespace test_circuits {
+
 using namespace headlab;
 using headlab::testing::blank_planted_model;
 using headlab::testing::clean_accuracy;
@@ -335,3 +337,4 @@ TEST_CASE("circuit probe: translate replaces an aligned source word, and the too
   CHECK_THROWS_WITH_AS(make_circuit_probe(TrainOptions::defaults_for(Task::induction), {8, 1, 0, tsv.string()}),
                        doctest::Contains("data file"), ValueError);
 }
+}  // namespace test_circuits

@@ -14,6 +14,8 @@
 #include "headlab/train/trainer.hpp"
 #include "test_support.hpp"
 
+namespace test_circuits_recall {
+
 using namespace headlab;
 using headlab::testing::blank_planted_model;
 using headlab::testing::clean_accuracy;
@@ -115,3 +117,4 @@ TEST_CASE("planted recall circuit: each key's head found by patching and attribu
 
 // The translate rule on a tiny word-level model of the toy corpus (wK -> vK) with gold links i-i:
 // each row replaces a source word by another and is read where the decoder predicts its translation.
+}  // namespace test_circuits_recall

@@ -8,6 +8,8 @@
 #include "headlab/lab/composition.hpp"
 #include "untrained_model.hpp"
 
+namespace test_composition {
+
 using namespace headlab;
 
 namespace {
@@ -99,3 +101,4 @@ TEST_CASE("composition scores: the random baseline, and models they are not for"
   LoadedModel encoder_decoder = testing::untrained_model(copy, 1);
   CHECK_THROWS_WITH_AS(composition_scores(encoder_decoder), doctest::Contains("decoder-only"), ValueError);
 }
+}  // namespace test_composition

@@ -17,6 +17,8 @@
 #include "tiny_train_run.hpp"
 #include "untrained_model.hpp"
 
+namespace test_explorer {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 
@@ -182,3 +184,4 @@ TEST_CASE("explorer: the circuits view holds patching's shares per site, and is 
   CHECK(add_circuits(none, translate).find("--valid") != std::string::npos);
   CHECK(!none.circuits);
 }
+}  // namespace test_explorer

@@ -13,6 +13,8 @@
 #include "headlab/core/random.hpp"
 #include "untrained_model.hpp"
 
+namespace test_heads {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 
@@ -219,3 +221,4 @@ TEST_CASE("heads: roles on the probe give one row per head with scores in range"
   CHECK(maps[0].shape()[0] == 2);
   CHECK(maps[0].shape()[1] == 9);
 }
+}  // namespace test_heads

@@ -12,6 +12,8 @@
 #include "headlab/lab/heads.hpp"
 #include "untrained_model.hpp"
 
+namespace test_pruning {
+
 using namespace headlab;
 
 namespace {
@@ -225,3 +227,4 @@ TEST_CASE("heads: the heads prunable within a tolerance, and which heads survive
   CHECK_THROWS_AS(head_fates(sites, order, 0.01, imp, swapped), ValueError);
   CHECK_THROWS_AS(head_fates(sites, order, 0.01, imp, std::vector<HeadRoles>(roles.begin(), roles.end() - 1)), ValueError);
 }
+}  // namespace test_pruning

@@ -10,6 +10,8 @@
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_recall_keys {
+
 using namespace headlab;
 using headlab::testing::TempDir;
 
@@ -100,3 +102,4 @@ TEST_CASE("recall key mass of a checkpoint: one row a head, weights that add up,
   LoadedModel copy = load_trained_model((copy_dir.path / "checkpoint.safetensors").string());
   CHECK_THROWS_AS(recall_key_mass(copy, held_out_recall_sequences(m.options, 4)), ValueError);
 }
+}  // namespace test_recall_keys

@@ -12,6 +12,8 @@
 #include "headlab/lab/heads.hpp"
 #include "untrained_model.hpp"
 
+namespace test_sink_probes {
+
 using namespace headlab;
 
 namespace {
@@ -228,3 +230,4 @@ TEST_CASE("sink probes: heads reports each head's gate over the chosen queries")
   const std::vector<HeadRoles> ungated = head_roles(plain, probe);
   CHECK(std::isnan(ungated[0].gate_queries));
 }
+}  // namespace test_sink_probes

@@ -10,6 +10,8 @@
 #include "headlab/lab/study.hpp"
 #include "headlab/report/statistics.hpp"
 
+namespace test_study {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 
@@ -338,3 +340,4 @@ TEST_CASE("study report: a recipe's baseline is a dashed line on the chart, its 
   CHECK(svg.find("chance: 1 of 16 &lt;values&gt;") != std::string::npos);
   CHECK(study_chart_svg(plain, report_study(plain, runs)).find("stroke-dasharray") == std::string::npos);
 }
+}  // namespace test_study

@@ -17,6 +17,8 @@
 #include "sweep_test_files.hpp"
 #include "test_support.hpp"
 
+namespace test_sweep {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::spec_of;
@@ -229,3 +231,4 @@ TEST_CASE("sweep: job commands quote their arguments for the shell") {
   CHECK(value_error([&] { plan_sweep(spec_of({"heads=1,2"}, {1}, {"--resume-or-start"}), dir.path / "x"); })
             .find("--resume-or-start") != std::string::npos);
 }
+}  // namespace test_sweep

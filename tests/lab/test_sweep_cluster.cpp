@@ -17,6 +17,8 @@
 #include "sweep_test_files.hpp"
 #include "test_support.hpp"
 
+namespace test_sweep_cluster {
+
 using namespace headlab;
 using namespace headlab::testing;  // TempDir, write_file, value_error
 namespace fs = std::filesystem;
@@ -240,3 +242,4 @@ TEST_CASE("sweep collect: a key a run's config.ini lacks matches only when the p
   planned.steps += 1;  // a key the file holds is still compared
   CHECK(contains(config_difference(planned.to_config_ini(), dir.path / "config.ini"), "steps="));
 }
+}  // namespace test_sweep_cluster

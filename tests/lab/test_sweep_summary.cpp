@@ -15,6 +15,8 @@
 #include "sweep_test_files.hpp"
 #include "test_support.hpp"
 
+namespace test_sweep_summary {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::spec_of;
@@ -262,3 +264,4 @@ TEST_CASE("sweep: default_x_key prefers heads, then the first numeric key") {
   CHECK(default_x_key(spec_of({"gate=none,headwise", "layers=1,2"}).grid) == "layers");
   CHECK(default_x_key(spec_of({"gate=none,headwise", "head_dim=compute,8"}).grid) == "gate");
 }
+}  // namespace test_sweep_summary

@@ -11,6 +11,8 @@
 #include "headlab/ops/ops.hpp"
 #include "test_support.hpp"
 
+namespace test_hooks {
+
 using namespace headlab;
 
 namespace {
@@ -227,3 +229,4 @@ TEST_CASE("hooks: a pattern edit under GQA reads each query head's kv head, and 
   dropping->eval();
   CHECK_NOTHROW(dropping->forward(ids, nullptr));
 }
+}  // namespace test_hooks

@@ -15,6 +15,8 @@
 #include "headlab/models/transformer.hpp"
 #include "headlab/optim/optim.hpp"
 
+namespace test_transformer_golden {
+
 using namespace headlab;
 
 namespace {
@@ -120,3 +122,4 @@ TEST_CASE("transformer golden: float64 logits, loss and every gradient match nn.
 }
 
 TEST_CASE("transformer golden: float32 matches to 1e-4") { run_golden<float>(1e-4); }
+}  // namespace test_transformer_golden

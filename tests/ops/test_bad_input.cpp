@@ -4,6 +4,8 @@
 
 #include "headlab/headlab.hpp"
 
+namespace test_bad_input {
+
 using namespace headlab;
 
 namespace {
@@ -113,3 +115,4 @@ TEST_CASE("bad input: every headlab exception derives from headlab::Error") {
   CHECK_THROWS_AS(embedding(t({2, 2}), idx({9}, {1})), Error);
   CHECK_THROWS_AS(TensorD().shape(), Error);
 }
+}  // namespace test_bad_input

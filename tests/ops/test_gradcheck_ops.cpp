@@ -12,6 +12,8 @@
 
 #include "headlab/headlab.hpp"
 
+namespace test_gradcheck_ops {
+
 using namespace headlab;
 
 namespace {
@@ -235,3 +237,4 @@ TEST_CASE("gradcheck: a backward that returns the wrong shape is caught") {
   CHECK_THROWS_AS(gradcheck("bad_shape", bad_shape, {uniform<double>({2, 2}, 0.5, 1.0, gen, true)}),
                   GradientShapeError);
 }
+}  // namespace test_gradcheck_ops

@@ -18,6 +18,8 @@
 #include "headlab/core/shape_utils.hpp"
 #include "ops/kernels/row_kernels.hpp"
 
+namespace test_kernels_match_reference {
+
 using namespace headlab;
 
 namespace {
@@ -334,3 +336,4 @@ TEST_CASE("kernel choice: names, the scope, and which implementation each choice
   CHECK(dx_fast(0, 1) == 0.0f);                                     // fast backward: flushed
   CHECK((dx_course(0, 1) != 0.0f && std::abs(dx_course(0, 1)) < tiny));  // course: task 0.6's region ran
 }
+}  // namespace test_kernels_match_reference

@@ -8,6 +8,8 @@
 
 #include "headlab/headlab.hpp"
 
+namespace test_ops_values {
+
 using namespace headlab;
 
 namespace {
@@ -128,3 +130,4 @@ TEST_CASE("broadcasting: (2,1,4) + (3,1) has shape (2,3,4) and numpy values") {
   CHECK(c.value()(1, 2, 3) == 313.0);
   CHECK(c.value()(0, 1, 0) == 200.0);
 }
+}  // namespace test_ops_values

@@ -24,6 +24,8 @@
 
 #include "headlab/headlab.hpp"
 
+namespace test_pytorch_fixtures {
+
 #ifndef HEADLAB_FIXTURE_DIR
 #error "HEADLAB_FIXTURE_DIR must be defined (tests/CMakeLists.txt)"
 #endif
@@ -331,3 +333,4 @@ TEST_CASE("pytorch fixture: where") { run_family("where"); }
 TEST_CASE("pytorch fixture: softmax") { run_family("softmax"); }
 TEST_CASE("pytorch fixture: cross_entropy") { run_family("cross_entropy"); }
 TEST_CASE("pytorch fixture: layer_norm") { run_family("layer_norm"); }
+}  // namespace test_pytorch_fixtures

@@ -28,6 +28,8 @@
 #include "headlab/headlab.hpp"
 #include "headlab/optim/optim.hpp"
 
+namespace test_optim {
+
 #ifndef HEADLAB_FIXTURE_DIR
 #error "HEADLAB_FIXTURE_DIR must be defined (tests/CMakeLists.txt)"
 #endif
@@ -691,3 +693,4 @@ TEST_CASE("optim: warmup-cosine endpoints, midpoint and monotonicity") {
   CHECK(constant.lr(123456) == 0.25);
   CHECK_THROWS_AS(headlab::ConstantSchedule(-1.0), headlab::ValueError);
 }
+}  // namespace test_optim

@@ -17,6 +17,8 @@
 #include "child_process.hpp"
 #include "report_checks.hpp"
 
+namespace test_charts {
+
 using namespace headlab;
 using headlab::testing::count;
 using headlab::testing::element_texts;
@@ -357,3 +359,4 @@ TEST_CASE("report: svg chart axis titles, log2 head axis, padding inside the fra
     CHECK_THROWS_AS(svg_line_chart({s}, o), ValueError);
   }
 }
+}  // namespace test_charts

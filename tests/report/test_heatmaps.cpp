@@ -13,6 +13,8 @@
 #include "headlab/report/heatmaps.hpp"
 #include "report_checks.hpp"
 
+namespace test_heatmaps {
+
 using namespace headlab;
 using headlab::testing::count;
 using headlab::testing::element_texts;
@@ -388,3 +390,4 @@ TEST_CASE("report: svg attention grid axis titles, special tokens as text, label
   o.query_title = o.key_title = "";
   CHECK(count(svg_attention_grid({{p}}, o), ">query</text>") == 0);
 }
+}  // namespace test_heatmaps

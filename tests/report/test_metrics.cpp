@@ -14,6 +14,8 @@
 #include "report_checks.hpp"
 #include "test_support.hpp"
 
+namespace test_metrics {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::kNaN;
@@ -115,3 +117,4 @@ TEST_CASE("report: a metrics writer that cannot open its file throws IOError nam
   std::ofstream(not_a_dir) << "x";
   CHECK_THROWS_WITH_AS(MetricsWriter(not_a_dir / "run"), doctest::Contains(not_a_dir.string().c_str()), IOError);
 }
+}  // namespace test_metrics

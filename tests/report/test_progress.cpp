@@ -11,6 +11,8 @@
 #include "headlab/report/progress.hpp"
 #include "report_checks.hpp"
 
+namespace test_progress {
+
 using namespace headlab;
 using headlab::testing::count;
 using headlab::testing::kNaN;
@@ -254,3 +256,4 @@ TEST_CASE("report: with a time budget the ETA is the nearer stop, and a run with
     CHECK_THROWS_WITH_AS(ProgressReporter(0, out, options), doctest::Contains("or 0 with a time budget"), ValueError);
   }
 }
+}  // namespace test_progress

@@ -12,6 +12,8 @@
 #include "headlab/report/statistics.hpp"
 #include "headlab/report/strip_chart.hpp"
 
+namespace test_statistics {
+
 using namespace headlab;
 using nlohmann::json;
 
@@ -104,3 +106,4 @@ TEST_CASE("strip chart: values far from 0 and nearly equal end, with every value
   const std::string same = svg_strip_chart({{"a", {3.0, 3.0}}}, StripChartOptions{});
   CHECK(same.find("class=\"seed\"") != std::string::npos);
 }
+}  // namespace test_statistics

@@ -8,6 +8,8 @@
 #include "headlab/report/text_table.hpp"
 #include "report_checks.hpp"
 
+namespace test_text_table {
+
 using namespace headlab;
 using headlab::testing::split_lines;
 
@@ -32,3 +34,4 @@ TEST_CASE("report: text table columns line up, headers apart, '|' escaped") {
   for (const auto& line : lines) CHECK(characters(line) == characters(lines[0]));
   CHECK_THROWS_AS(t.add_row({"1"}), ValueError);
 }
+}  // namespace test_text_table

@@ -16,6 +16,8 @@
 #include "read_bytes.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_anomaly_and_interrupt {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::tiny_copy_run;
@@ -197,3 +199,4 @@ TEST_CASE("--stop-on-divergence is not part of the run: a healthy run is unchang
   CHECK(o.to_text() == tiny_copy_run(dir / "flag", 6).to_text());  // not stored: not in the checkpoint's options
   fs::remove_all(dir);
 }
+}  // namespace test_anomaly_and_interrupt

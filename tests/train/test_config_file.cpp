@@ -14,6 +14,8 @@
 #include "headlab/train/options.hpp"
 #include "test_support.hpp"
 
+namespace test_config_file {
+
 using namespace headlab;
 using headlab::testing::TempDir;
 
@@ -114,3 +116,4 @@ TEST_CASE("config file: the nearest flag is suggested for a misspelt key") {
   CHECK(nearest_option_flag("pre_ln") == "pre-ln");
   CHECK(nearest_option_flag("temperature") == "");
 }
+}  // namespace test_config_file

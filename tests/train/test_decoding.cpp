@@ -13,6 +13,8 @@
 #include "headlab/models/transformer.hpp"
 #include "small_models.hpp"
 
+namespace test_decoding {
+
 using namespace headlab;
 
 namespace {
@@ -204,3 +206,4 @@ TEST_CASE("greedy and beam decoding stop at the length cap and reject bad input"
   CHECK_THROWS_AS(greedy_translate(model, bad, o), ShapeError);
   CHECK_THROWS_AS(make_source_batch({}), ValueError);
 }
+}  // namespace test_decoding

@@ -9,6 +9,8 @@
 #include "headlab/train/evaluation.hpp"
 #include "../lab/untrained_model.hpp"
 
+namespace test_eval_window {
+
 using namespace headlab;
 
 namespace {
@@ -93,3 +95,4 @@ TEST_CASE("eval window: refused for encoder-decoders and sinks without a window,
   CHECK(m.lm->layer(0).self_attn.config().window == 5);
   CHECK(m.lm->layer(1).self_attn.config().sinks == 1);
 }
+}  // namespace test_eval_window

@@ -12,6 +12,8 @@
 #include "headlab/train/sampling.hpp"
 #include "headlab/train/token_codec.hpp"
 
+namespace test_generation {
+
 using namespace headlab;
 
 namespace {
@@ -361,3 +363,4 @@ TEST_CASE("generate: keep_first holds the first token at position 0 of every con
   const Run plain = run_generation(lm, prompt, 10, o, 11, ContextPath::kv_cache);
   CHECK(plain.logits.back() != runs[0].logits.back());
 }
+}  // namespace test_generation

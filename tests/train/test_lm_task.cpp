@@ -14,6 +14,8 @@
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_lm_task {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
@@ -362,3 +364,4 @@ TEST_CASE("lm: at two threads each batch is cut in two parts, which train as the
   o.eval_sequences = 20;
   headlab::testing::check_two_threads_match_one(o);
 }
+}  // namespace test_lm_task

@@ -22,6 +22,8 @@
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_loading {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
@@ -255,3 +257,4 @@ TEST_CASE("loading: a subword model's merges are checked with the options that s
                                         "vocab_size = " + std::to_string(TrainOptions::defaults_for(Task::translate).vocab_size));
   CHECK_THROWS_WITH_AS(load_trained_model(gained), doctest::Contains("holds src_merges/tgt_merges"), FormatError);
 }
+}  // namespace test_loading

@@ -7,6 +7,8 @@
 
 #include "headlab/train/loss_spikes.hpp"
 
+namespace test_loss_spikes {
+
 using namespace headlab;
 
 TEST_CASE("loss spikes: a jump of more than 0.5 nats above the mean of the 20 steps before is one spike") {
@@ -52,3 +54,4 @@ TEST_CASE("loss spikes: a NaN loss makes no spike and no maximum, in its own ste
   losses.push_back(2.7);                 // then a window of 2.0s again: 0.7 above, a spike
   CHECK(loss_spikes(losses).count == 1);
 }
+}  // namespace test_loss_spikes

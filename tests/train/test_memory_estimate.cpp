@@ -10,6 +10,8 @@
 #include "headlab/train/options.hpp"
 #include "headlab/train/trainer.hpp"
 
+namespace test_memory_estimate {
+
 using namespace headlab;
 
 namespace {
@@ -140,3 +142,4 @@ TEST_CASE("memory estimate: the head probe grows as B (sites h T^2 + ...), 3 mod
   CHECK_THROWS_AS(check_memory(estimate_probe_memory(translate, 32, 100000, 33), 1e9, "heads", "lower it"),
                   OutOfMemory);
 }
+}  // namespace test_memory_estimate

@@ -13,6 +13,8 @@
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_optimizer_choice {
+
 using namespace headlab;
 using headlab::testing::TempDir;
 using headlab::testing::tiny_copy_run;
@@ -365,3 +367,4 @@ TEST_CASE("memory estimate: SGD keeps no moments (momentum one buffer), Adam two
   CHECK(item(momentum, "checkpoint save and resume") == 4 * params);
   CHECK(estimate_training_memory(sgd).total() < estimate_training_memory(adam).total());
 }
+}  // namespace test_optimizer_choice

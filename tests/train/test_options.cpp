@@ -9,6 +9,8 @@
 #include "headlab/core/user_input.hpp"
 #include "headlab/train/options.hpp"
 
+namespace test_options {
+
 using namespace headlab;
 
 namespace {
@@ -172,3 +174,4 @@ TEST_CASE("options table: --select takes what the task measures, and names the t
   CHECK(info->stored);  // part of the run: a resume must keep it
   CHECK(info->choices == std::vector<std::string>{"valid_loss", "bleu", "accuracy"});
 }
+}  // namespace test_options

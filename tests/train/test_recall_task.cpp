@@ -12,6 +12,8 @@
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_recall_task {
+
 using namespace headlab;
 using headlab::testing::TempDir;
 
@@ -312,3 +314,4 @@ TEST_CASE("recall: at two threads each batch is cut in two parts, which train as
   o.dropout = 0.0;
   headlab::testing::check_two_threads_match_one(o);
 }
+}  // namespace test_recall_task

@@ -9,6 +9,8 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/train/run_curves.hpp"
 
+namespace test_run_curves {
+
 using namespace headlab;
 
 namespace {
@@ -106,3 +108,4 @@ TEST_CASE("run curves: no evaluation yet, rows without a step, and a text where 
   rows[2].set("loss", "high");
   CHECK_THROWS_WITH_AS(run_curves(rows, Task::copy), "metrics row 3: 'loss' is a text, not a number", FormatError);
 }
+}  // namespace test_run_curves

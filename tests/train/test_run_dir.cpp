@@ -22,6 +22,8 @@
 #include "test_support.hpp"
 #include "tiny_train_run.hpp"
 
+namespace test_run_dir {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::Child;
@@ -251,3 +253,4 @@ TEST_CASE("train --resume-or-start: starts a new run, continues one with a check
   CHECK_THROWS_WITH_AS(train(both, log), doctest::Contains("give it alone"), ValueError);
   CHECK(again.to_config_ini().find("resume") == std::string::npos);  // not a stored option
 }
+}  // namespace test_run_dir

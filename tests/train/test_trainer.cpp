@@ -15,6 +15,8 @@
 #include "tiny_train_run.hpp"
 #include "train/best_checkpoint.hpp"
 
+namespace test_trainer {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
@@ -371,3 +373,4 @@ TEST_CASE("trainer: at two threads each batch is cut in two parts, which train a
   REQUIRE(x.losses.size() == 5);
   CHECK(x.losses == y.losses);
 }
+}  // namespace test_trainer

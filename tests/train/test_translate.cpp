@@ -19,6 +19,8 @@
 #include "tiny_train_run.hpp"
 #include "train/best_checkpoint.hpp"
 
+namespace test_translate {
+
 using namespace headlab;
 namespace fs = std::filesystem;
 using headlab::testing::TempDir;
@@ -397,3 +399,4 @@ TEST_CASE("translate: at two threads each padded batch is cut in two parts, whic
   o.beam = 1;
   headlab::testing::check_two_threads_match_one(o);
 }
+}  // namespace test_translate
