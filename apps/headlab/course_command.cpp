@@ -27,9 +27,10 @@
 #include "headlab/course/course.hpp"
 
 namespace headlab::cli {
-namespace {
 
 namespace fs = std::filesystem;
+
+namespace {
 
 struct Failure {
   std::string test_case, message;
