@@ -110,6 +110,11 @@ int run_stats(const StatsOptions& opt) {
   c.validate();  // ValueError naming the field and why (0 heads, h_kv not dividing h, ...)
 
   const AttentionCost cost = attention_cost(c, T);
+  std::size_t all_parameters = 0, all_kv_elements = 0;  // x layers, refused past a 64-bit count
+  if (__builtin_mul_overflow(cost.parameters, layers, &all_parameters) ||
+      __builtin_mul_overflow(cost.kv_elements_per_token, layers, &all_kv_elements))
+    throw ValueError("--layers " + std::to_string(layers) + ": " + std::to_string(cost.parameters) +
+                     " parameters a layer times " + std::to_string(layers) + " layers is more than a 64-bit count holds");
   const double L = double(layers), D = double(c.d_model), t = double(T);
   const bool standard = !c.is_latent() && c.gate == GateKind::none && c.kv_heads() == c.num_heads &&
                         c.num_heads * c.dim_head() == c.d_model;
@@ -125,7 +130,7 @@ int run_stats(const StatsOptions& opt) {
             << "  T = " << T << " tokens of self-attention, batch 1, " << layers << (layers == 1 ? " layer" : " layers")
             << ", float32\n\n";
   std::vector<Row> rows;
-  rows.push_back({"parameters", std::to_string(cost.parameters), std::to_string(cost.parameters * layers),
+  rows.push_back({"parameters", std::to_string(cost.parameters), std::to_string(all_parameters),
                   readable(double(cost.parameters) * L)});
   rows.push_back({standard ? "  formula " + params_formula : "  standard MHA at this D: " + params_formula,
                   integer(formula_params), "", ""});
@@ -134,7 +139,7 @@ int run_stats(const StatsOptions& opt) {
   rows.push_back({standard ? "  formula 8 T D^2 + 4 T^2 D" : "  standard MHA at this D: 8 T D^2 + 4 T^2 D",
                   integer(formula_flops), "", ""});
   rows.push_back({"KV-cache elements per token", std::to_string(cost.kv_elements_per_token),
-                  std::to_string(cost.kv_elements_per_token * layers), ""});
+                  std::to_string(all_kv_elements), ""});
   rows.push_back({"KV-cache tokens held (T = " + std::to_string(T) + ")", std::to_string(held), "", ""});
   rows.push_back({"KV-cache bytes (float32)", integer(kv_bytes), integer(kv_bytes * L), readable(kv_bytes * L, true)});
   print_table(rows, "x " + std::to_string(layers) + (layers == 1 ? " layer" : " layers"));

@@ -14,18 +14,25 @@ AttentionCost attention_cost(const AttentionConfig& c, std::size_t T) {
   const std::size_t b = c.bias ? 1 : 0;
   AttentionCost cost;
   std::size_t params = 0;
+  // params += out * in + bias: a ValueError, not a wrapped count, past 2^64 - 1 (d_model near 2^31).
+  auto add_params = [&](std::size_t out, std::size_t in, std::size_t bias) {
+    std::size_t product = 0;
+    if (__builtin_mul_overflow(out, in, &product) || __builtin_add_overflow(params, product, &params) ||
+        __builtin_add_overflow(params, bias, &params))
+      throw ValueError("attention_cost: " + c.describe() + " has more parameters than a 64-bit count holds");
+  };
   double flops = 0;
   double score_dim = d;  // q . k length per head
   const std::size_t Dz = c.d_model, hz = c.num_heads, hkvz = c.kv_heads(), dz = c.dim_head();
   if (!c.is_latent()) {
     const std::size_t rows = (hz + 2 * hkvz) * dz;
-    params += rows * Dz + b * rows;
+    add_params(rows, Dz, b * rows);
     flops += 2 * t * D * double(rows);
     cost.kv_elements_per_token = 2 * hkvz * dz;
   } else {
     const std::size_t dc = c.latent_dim, dr = c.rope ? c.rope_dim : 0;
     auto lin = [&](std::size_t out, std::size_t in) {
-      params += out * in + b * out;
+      add_params(out, in, b * out);
       flops += 2 * t * double(out) * double(in);
     };
     lin(hz * dz, Dz);   // q_proj
@@ -41,10 +48,10 @@ AttentionCost attention_cost(const AttentionConfig& c, std::size_t T) {
   }
   if (c.gate != GateKind::none) {
     const std::size_t gates = c.gate == GateKind::headwise ? hz : hz * dz;
-    params += gates * Dz + (c.gate_bias ? gates : 0);
+    add_params(gates, Dz, c.gate_bias ? gates : 0);
     flops += 2 * t * D * double(gates);
   }
-  params += Dz * hz * dz + b * Dz;  // out_proj
+  add_params(Dz, hz * dz, b * Dz);  // out_proj
   flops += 2 * t * h * d * D;
   // Scores q k^T and the weighted sum of values, over all T x T pairs (no mask savings counted).
   flops += 2 * t * t * h * score_dim + 2 * t * t * h * d;

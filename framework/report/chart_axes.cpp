@@ -2,8 +2,10 @@
 #include "chart_axes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
+#include "headlab/core/errors.hpp"
 #include "text_format.hpp"
 
 namespace headlab::detail {
@@ -65,6 +67,9 @@ double ceil_125(double v) {
 // are rounded out to whole ticks. Equal ends (one point, a constant series)
 // are widened by 10% of the value (or by 1 around 0): never a zero range.
 Axis linear_axis(double dmin, double dmax, int target) {
+  if (std::isfinite(dmin) && std::isfinite(dmax) && !std::isfinite(dmax - dmin))
+    throw ValueError("chart axis: values from " + format("%g", dmin) + " to " + format("%g", dmax) +
+                     " span more than a double holds (about 1.8e308): no scale can draw them");
   if (!(dmin < dmax)) {
     const double pad = dmin == 0 ? 1 : std::fabs(dmin) * 0.1;
     dmin -= pad;

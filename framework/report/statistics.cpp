@@ -25,7 +25,14 @@ void check_sample(const std::vector<double>& x, std::size_t at_least, const char
     if (!std::isfinite(v)) throw ValueError(std::string(what) + ": a value is not finite");
 }
 
-double mean_of(const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / double(x.size()); }
+double mean_of(const std::vector<double>& x) {
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / double(x.size());
+  if (std::isfinite(mean) || x.empty()) return mean;
+  // A sum past the largest double (values near 1e308): the sum of x_i / n, finite for finite x.
+  double scaled = 0;
+  for (double v : x) scaled += v / double(x.size());
+  return scaled;
+}
 
 // sum (x - mean)^2 / (n - 1), two passes.
 double variance_of(const std::vector<double>& x, double mean) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "headlab/report/statistics.hpp"
+#include "headlab/core/errors.hpp"
 #include "text_format.hpp"
 
 namespace headlab {
@@ -30,11 +31,14 @@ std::string svg_strip_chart(const std::vector<StripCell>& cells, const StripChar
     for (double v : c.values) lo = std::min(lo, v), hi = std::max(hi, v);
     if (c.values.size() > 1) {
       const SampleSummary s = summarize(c.values);
-      lo = std::min(lo, s.ci_low), hi = std::max(hi, s.ci_high);
+      if (std::isfinite(s.ci_low) && std::isfinite(s.ci_high)) lo = std::min(lo, s.ci_low), hi = std::max(hi, s.ci_high);
     }
   }
   if (std::isfinite(o.baseline)) lo = std::min(lo, o.baseline), hi = std::max(hi, o.baseline);
   if (!std::isfinite(lo)) lo = 0, hi = 1;
+  if (!std::isfinite(hi - lo))
+    throw ValueError("svg_strip_chart: values from " + format("%g", lo) + " to " + format("%g", hi) +
+                     " span more than a double holds (about 1.8e308): no scale can draw them");
   if (!(hi - lo > 1e-9 * std::max(1.0, std::fabs(hi)))) {  // one value (or nearly): a band around it
     const double pad = std::max(0.5, std::fabs(hi) * 1e-6);
     lo -= pad, hi += pad;
@@ -81,7 +85,7 @@ std::string svg_strip_chart(const std::vector<StripCell>& cells, const StripChar
            ": " + format("%.4g", sorted[j]) + "</title></circle>\n";
     if (!sorted.empty()) {
       const SampleSummary sum = summarize(sorted);
-      if (sum.n > 1)
+      if (sum.n > 1 && std::isfinite(sum.ci_low) && std::isfinite(sum.ci_high))  // (an interval past 1.8e308: none)
         s += "<line class=\"ci\" x1=\"" + px(x + 8) + "\" x2=\"" + px(x + 8) + "\" y1=\"" + px(y(sum.ci_high)) +
              "\" y2=\"" + px(y(sum.ci_low)) + "\" stroke=\"#d62728\" stroke-width=\"2\"/>\n";
       s += "<line class=\"mean\" x1=\"" + px(x + 2) + "\" x2=\"" + px(x + 14) + "\" y1=\"" + px(y(sum.mean)) +

@@ -13,6 +13,12 @@ function(expect_exit name status regex)
   set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}.*exit status ${status}\n")
 endfunction()
 
+# Counts past 2^64 - 1 are refused, not printed wrapped around (4e27 parameters read 1.3e19).
+expect_exit(cli.stats_parameters_times_layers_overflow_exits_2 2 "--layers 1000000000: 4000000004000000000 parameters a layer times 1000000000 layers is more than a 64-bit count holds"
+            ${HL} stats --d-model 1000000000 --heads 1 --layers 1000000000)
+expect_exit(cli.stats_parameters_overflow_exits_2 2 "attention_cost: d_model 2147483647.* has more parameters than a 64-bit count holds"
+            ${HL} stats --d-model 2147483647 --heads 1 --gate elementwise)
+
 # Out-of-range model options of `train`.
 expect_exit(cli.train_zero_heads_exits_2 2 "num_heads" ${HL} train --heads 0 --steps 1)
 expect_exit(cli.train_heads_not_dividing_d_model_exits_2 2 "does not divide d_model" ${HL} train --heads 3 --steps 1)

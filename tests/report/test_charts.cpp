@@ -116,6 +116,15 @@ TEST_CASE("report: svg error bars, markers on long series, log axis") {
   }
 }
 
+// Finite values whose range is past the largest double: refused by name, never drawn at -nan.
+TEST_CASE("report: a linear axis refuses values from -1e308 to 1e308, which no scale can draw") {
+  CHECK_THROWS_WITH_AS(svg_line_chart({ChartSeries{"loss", {1, 2}, {1e308, -1e308}, {}}}, ChartOptions{}),
+                       doctest::Contains("chart axis: values from -1e+308 to 1e+308 span more than a double holds"),
+                       ValueError);
+  const std::string near_the_edge = svg_line_chart({ChartSeries{"loss", {1, 2}, {1e308, 1.7e308}, {}}}, ChartOptions{});
+  CHECK(near_the_edge.find("nan") == std::string::npos);
+}
+
 // Subnormal and huge values on a log axis (a loss of 5e-324): before, the axis ran from log10(0) and
 // its tick loop never ended (8 GB in a minute). In a child under an alarm, so a hang fails the test.
 TEST_CASE("report: a log axis over subnormal and huge values ends, with finite ticks") {

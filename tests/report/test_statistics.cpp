@@ -69,6 +69,11 @@ TEST_CASE("statistics: mean, sd and the 95% t-interval of a sample match SciPy")
   CHECK(std::isnan(one.sd));
   CHECK_THROWS_AS(summarize({}), ValueError);
   CHECK_THROWS_AS(summarize({1.0, NAN}), ValueError);
+  // Values whose plain sum passes the largest double: the mean is still theirs (it read inf).
+  const SampleSummary huge = summarize({1e308, 1e308, 1e308});
+  CHECK(huge.mean == 1e308);
+  CHECK(huge.sd == 0.0);
+  CHECK(summarize({-1e308, 1e308}).mean == 0.0);
 }
 
 TEST_CASE("statistics: Welch's test matches scipy.stats.ttest_ind(equal_var=False)") {
@@ -105,5 +110,14 @@ TEST_CASE("strip chart: values far from 0 and nearly equal end, with every value
   CHECK(svg.find("</svg>") != std::string::npos);
   const std::string same = svg_strip_chart({{"a", {3.0, 3.0}}}, StripChartOptions{});
   CHECK(same.find("class=\"seed\"") != std::string::npos);
+}
+
+TEST_CASE("strip chart: values whose range passes the largest double are refused, never drawn at inf or nan") {
+  CHECK_THROWS_WITH_AS(svg_strip_chart({{"a", {1e308, 1e308}}, {"b", {-1e308, -1e308}}}, StripChartOptions{}),
+                       doctest::Contains("span more than a double holds"), ValueError);
+  // Huge but drawable: an interval that overflows is left out, the seeds are drawn at finite places.
+  const std::string svg = svg_strip_chart({{"a", {1e308, 1.5e308}}}, StripChartOptions{});
+  CHECK(svg.find("inf") == std::string::npos);
+  CHECK(svg.find("nan") == std::string::npos);
 }
 }  // namespace test_statistics
