@@ -204,19 +204,20 @@ int study_report(const StudyOptions& o) {
       throw ValueError("--runs " + quote_clipped(o.runs) + ": no finished run of this recipe; nothing written");
     for (StudyRun& r : runs) r.facts["commit"] = o.commit.empty() ? "unrecorded" : o.commit;
   }
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw ValueError("--out " + quote_clipped(out.string()) + ": cannot make it: " + ec.message());
   const StudyReport report = report_study(recipe, runs);
   std::string markdown = study_report_markdown(recipe, report, runs, missing);
   if (o.quick)
     markdown = "> **Quick form** (`study run --quick`: the recipe's quick flags, its first two seeds): a check of "
                "the pipeline, not a result.\n\n" + markdown;
+  const std::string chart = study_chart_svg(recipe, report);  // drawn first: a chart it cannot draw writes nothing
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw ValueError("--out " + quote_clipped(out.string()) + ": cannot make it: " + ec.message());
   if (o.from_csv.empty()) write_file_atomic(out / "runs.csv", study_runs_csv(recipe, runs), "study report");
   write_file_atomic(out / "summary.csv", study_summary_csv(report), "study report");
   write_file_atomic(out / "comparisons.csv", study_comparisons_csv(report), "study report");
   write_file_atomic(out / "report.md", markdown, "study report");
-  write_file_atomic(out / "chart.svg", study_chart_svg(recipe, report), "study report");
+  write_file_atomic(out / "chart.svg", chart, "study report");
   std::cout << markdown << "\nwrote " << (o.from_csv.empty() ? "runs.csv, " : "")
             << "summary.csv, comparisons.csv, report.md and chart.svg to " << out.string() << std::endl;
   return 0;

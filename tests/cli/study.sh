@@ -99,6 +99,11 @@ unpinned)
   bash "$work/jobs.txt" || fail "the job of a started run failed"
   [ -f "$work/quick/runs/h1-seed1/summary.json" ] || fail "the started run did not finish"
   expect 2 "--runs: an empty directory name" "$hl" study run "$work/pinned.ini" --runs ""
+  # Values whose range no chart can draw: refused before anything is written (the chart is drawn first).
+  printf 'cell,seed,accuracy,valid_loss\nh1,1,1e308,1\nh1,2,1e308,1\nh2,1,-1e308,1\nh2,2,-1e308,1\n' > "$work/huge.csv"
+  expect 2 "span more than a double holds" "$hl" study report "$work/pinned.ini" --from-csv "$work/huge.csv" \
+    --out "$work/huge"
+  [ ! -e "$work/huge" ] || fail "a refused report made its --out directory"
   ;;
 cluster)
   write_recipe "$work/recipe.ini"
