@@ -100,10 +100,15 @@ int main(int argc, char** argv) {
   ho.y_label = "layer";
   ho.vmin = 0.0;
   ho.vmax = 1.0;
+  ho.reference_label = "uniform attention over the visible keys";  // every head's baseline (causal: the same for all)
   ho.title = "induction score, 2-layer attention-only model";
+  ho.reference = roles.front().induction_uniform;
   write_file_atomic(out / "induction_scores.svg", svg_heatmap(induction_map, ho), "tutorial 06");
   ho.title = "previous-token score, 2-layer attention-only model";
+  ho.reference = roles.front().previous_token_uniform;
   write_file_atomic(out / "previous_token_scores.svg", svg_heatmap(previous_map, ho), "tutorial 06");
+  std::cout << std::fixed << std::setprecision(3) << "  uniform attention over the visible keys scores previous-token "
+            << roles.front().previous_token_uniform << ", induction " << roles.front().induction_uniform << "\n";
   std::cout << std::defaultfloat << "  (heatmaps: " << (out / "induction_scores.svg").string() << ", "
             << (out / "previous_token_scores.svg").string() << "; attention maps: headlab heads --checkpoint "
             << (fs::path(models[0].run_dirs[0]) / "checkpoint.safetensors").string() << ")\n";

@@ -237,7 +237,8 @@ int run_heads(const HeadsOptions& o) {
   if (!window.empty()) std::cout << window << "\n";
   std::ostringstream csv;
   csv << "site,kind,layer,head,entropy,sink_mass,previous_token,induction,gate_mean,max_abs_output,sink_uniform,"
-         "sink_queries,max_logit,max_residual,delimiter,delimiter_uniform,gate_queries\n";
+         "sink_queries,max_logit,max_residual,delimiter,delimiter_uniform,gate_queries,previous_token_uniform,"
+         "induction_uniform\n";
   std::cout << std::left << std::setw(34) << "site" << std::right << std::setw(5) << "head" << std::setw(9) << "entropy"
             << std::setw(7) << "sink" << std::setw(7) << "prev" << std::setw(7) << "induct" << std::setw(9) << "logit"
             << (gated ? "   gate" : "") << (text ? "  delim" : "") << "   role\n";
@@ -246,7 +247,8 @@ int run_heads(const HeadsOptions& o) {
         << fixed(r.sink_mass, 6) << "," << fixed(r.previous_token, 6) << "," << fixed(r.induction, 6) << ","
         << fixed(r.gate_mean, 6) << "," << fixed(r.max_abs_output, 6) << "," << fixed(r.sink_uniform, 6) << ","
         << r.sink_queries << "," << fixed(r.max_logit, 6) << "," << fixed(r.max_residual, 6) << ","
-        << fixed(r.delimiter, 6) << "," << fixed(r.delimiter_uniform, 6) << "," << fixed(r.gate_queries, 6) << "\n";
+        << fixed(r.delimiter, 6) << "," << fixed(r.delimiter_uniform, 6) << "," << fixed(r.gate_queries, 6) << ","
+        << fixed(r.previous_token_uniform, 6) << "," << fixed(r.induction_uniform, 6) << "\n";
     std::string role;  // the > 0.4 convention of Olsson et al.
     if (r.induction > 0.4) role += " induction";
     if (r.previous_token > 0.4) role += " previous-token";
@@ -294,22 +296,29 @@ int run_heads(const HeadsOptions& o) {
     double HeadRoles::*field;
     double vmax;
     const char* scale;
+    double HeadRoles::*uniform = nullptr;  // uniform attention's score, marked when every module has the same
   };
   const std::string name = checkpoint_name(o.checkpoint);
   std::vector<Score> scores = {
       {"entropy", "attention entropy: " + name, &HeadRoles::entropy, std::log(double(keys)),
        "nats (max ln S)"},
-      {"sink_mass", "sink mass (weight on position 0): " + name, &HeadRoles::sink_mass, 1.0, "weight"},
-      {"previous_token", "previous-token score: " + name, &HeadRoles::previous_token, 1.0, "weight"},
-      {"induction", "induction score: " + name, &HeadRoles::induction, 1.0, "weight"}};
+      {"sink_mass", "sink mass (weight on position 0): " + name, &HeadRoles::sink_mass, 1.0, "weight",
+       &HeadRoles::sink_uniform},
+      {"previous_token", "previous-token score: " + name, &HeadRoles::previous_token, 1.0, "weight",
+       &HeadRoles::previous_token_uniform},
+      {"induction", "induction score: " + name, &HeadRoles::induction, 1.0, "weight", &HeadRoles::induction_uniform}};
   if (gated) scores.push_back({"gate_mean", "mean gate value: " + name, &HeadRoles::gate_mean, 1.0, "gate"});
   for (const auto& score : scores) {
     std::vector<std::vector<double>> values(sites.size());
     std::size_t k = 0;  // rows are in site order, heads within
     for (std::size_t s = 0; s < sites.size(); ++s)
       for (std::size_t h = 0; h < sites[s].heads(); ++h) values[s].push_back(rows[k++].*score.field);
+    std::optional<double> reference;  // one line on the colour bar only when it holds for every module
+    if (score.uniform && !rows.empty() && std::isfinite(rows[0].*score.uniform) &&
+        std::all_of(rows.begin(), rows.end(), [&](const HeadRoles& r) { return r.*score.uniform == rows[0].*score.uniform; }))
+      reference = rows[0].*score.uniform;
     write_file_atomic(dir / ("heatmap_" + std::string(score.key) + ".svg"),
-                      site_heatmap(sites, values, score.title, score.vmax, score.scale), "heads");
+                      site_heatmap(sites, values, score.title, score.vmax, score.scale, reference), "heads");
   }
   write_attention_maps(m, o, input, rows, dir / "attention_maps.svg");
   report_recall_keys(recall_rows, dir);

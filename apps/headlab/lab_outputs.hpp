@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,14 @@ inline std::string site_label(const AttentionSite& s) {
 }
 
 // An SVG heatmap of one value per (module, head): values[s][h] for site s; short rows (modules with
-// fewer heads) are padded with NaN. The colour scale is fixed at [0, vmax].
+// fewer heads) are padded with NaN. The colour scale is fixed at [0, vmax]; a reference (uniform
+// attention's score), when given, is marked on the colour bar.
 inline std::string site_heatmap(const std::vector<AttentionSite>& sites, std::vector<std::vector<double>> values,
-                                const std::string& title, double vmax, const std::string& scale_label) {
+                                const std::string& title, double vmax, const std::string& scale_label,
+                                std::optional<double> reference = std::nullopt) {
   HeatmapOptions ho;
+  ho.reference = reference;
+  ho.reference_label = "uniform attention";
   ho.title = title;
   ho.scale_label = scale_label;
   ho.x_label = "head";

@@ -48,7 +48,7 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 void add_slurm_flags(CLI::App* command, SlurmScriptText& slurm) {
   command->add_option("--cpus-per-task", slurm.cpus_per_task,
                       "with --emit-slurm: cores each array task asks for, and the threads of a run whose "
-                      "line names none (default: --threads when given, else 1)")
+                      "line names none (default: the runs' threads: --threads, or a recipe's threads, when given, else 1)")
       ->check(whole_number(1, 1024));  // (HEADLAB_THREADS takes at most 1024)
   command->add_option("--time", slurm.time, "with --emit-slurm: each task's time limit, e.g. 2:00:00");
   command->add_option("--mem", slurm.mem, "with --emit-slurm: each task's memory, e.g. 4G");

@@ -70,7 +70,7 @@ inline std::string option_help(const OptionInfo& info) {
 // TrainCommand::resolve fills it.
 inline TrainCommand add_train_command(CLI::App& app, TrainOptions& tr) {
   auto* train = app.add_subcommand("train", "train a transformer on a task: copy, translate (a TSV corpus), "
-                                            "induction (a decoder-only model) or lm (a language model on a text); "
+                                            "induction or recall (decoder-only models) or lm (a language model on a text); "
                                             "per-task defaults in brackets");
   train->fallthrough();
   auto config_path = std::make_shared<std::string>();

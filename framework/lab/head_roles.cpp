@@ -356,6 +356,9 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
             ? nan[0]
             : delimiter_score(uniform_pattern(w.shape()[0], w.shape()[2], w.shape()[3], causal, c.window, c.sinks),
                               probe.sequences, probe.delimiters)[0];
+    const Array<double> uniform_w = uniform_pattern(1, w.shape()[2], w.shape()[3], causal, c.window, c.sinks);
+    const double previous_uniform = previous_token_score(uniform_w)[0];
+    const double induction_uniform = probe.block ? induction_score(uniform_w, probe.block)[0] : nan[0];
     const double max_abs = double(xt::amax(xt::abs(taps.output.value()))());
     const double max_residual = double(xt::amax(xt::abs(layer_output(m, s).value()))());
     const Array<float>& max_logit = taps.max_logit.value();  // (h)
@@ -374,6 +377,8 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
       r.sink_queries = query_range_text(sink_queries, L);
       r.previous_token = prev[h];
       r.induction = induction[h];
+      r.previous_token_uniform = previous_uniform;
+      r.induction_uniform = induction_uniform;
       r.delimiter = delimiter[h];
       r.delimiter_uniform = delimiter_uniform;
       r.gate_mean = r.gate_queries = std::numeric_limits<double>::quiet_NaN();

@@ -69,6 +69,8 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
   if (options.cell < 4) throw ValueError("svg_heatmap: cell must be >= 4 pixels, got " + std::to_string(options.cell));
   if ((options.vmin && !std::isfinite(*options.vmin)) || (options.vmax && !std::isfinite(*options.vmax)))
     throw ValueError("svg_heatmap: vmin and vmax must be finite");
+  if (options.reference && !std::isfinite(*options.reference))
+    throw ValueError("svg_heatmap: reference must be finite, got " + value_text(*options.reference));
   if (options.vmin && options.vmax && !(*options.vmin < *options.vmax))
     throw ValueError("svg_heatmap: vmin (" + value_text(*options.vmin) + ") must be less than vmax (" +
                      value_text(*options.vmax) + ")");
@@ -122,15 +124,19 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
           char_w +
       (options.scale_label.empty() ? 0 : 22);
   const double title_w = static_cast<double>(display_length(options.title)) * 8.5 + 20;
+  const std::string reference_text =
+      options.reference ? "red line: " + options.reference_label + " = " + tick_text(*options.reference) : "";
+  const double reference_w = static_cast<double>(display_length(reference_text)) * char_w + 20;
   const double content_w = bar_x + bar_w + 6 + bar_label_w + 10;
-  const double W = std::ceil(std::max(content_w, title_w));
+  const double W = std::ceil(std::max({content_w, title_w, options.reference ? reference_w : 0.0}));
   const double shift = std::floor((W - content_w) / 2);  // a title wider than the rest: the rest centred under it
   const double labels_bottom = grid_bottom + col_label_h + (options.x_label.empty() ? 0 : 22);
   // The rotated y label is centred on the grid, or starts at its top when it is longer than the
   // grid is tall (two rows): it never reaches up into the title.
   const double y_label_len = static_cast<double>(display_length(options.y_label)) * char_w;
   const double y_label_mid = top + std::max(grid_h, y_label_len) / 2;
-  const double H = std::ceil(std::max({labels_bottom, top + bar_h + 8, top + y_label_len}) + 12);
+  const double body_bottom = std::max({labels_bottom, top + bar_h + 8, top + y_label_len});
+  const double H = std::ceil(body_bottom + 12 + (options.reference ? 20 : 0));
 
   std::ostringstream svg;
   const long long w_px = static_cast<long long>(W), h_px = static_cast<long long>(H);
@@ -216,6 +222,15 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
         << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#333\">" << xml_escape(options.scale_label) << "</text>\n";
   svg << "</g>\n";
   if (shift > 0) svg << "</g>\n";
+
+  // 8. The reference: a line across the colour bar (clamped to it) and its caption at the bottom.
+  if (options.reference) {
+    const double at = std::clamp((*options.reference - lo) / (hi - lo), 0.0, 1.0);
+    const double y = top + bar_h * (1 - at);
+    svg << "<g class=\"reference\">\n<path d=\"M" << px(shift + bar_x - 4) << ' ' << px(y) << 'h' << px(bar_w + 8)
+        << "\" stroke=\"#b2182b\" stroke-width=\"2.5\"/>\n<text x=\"10\" y=\"" << px(body_bottom + 20)
+        << "\" fill=\"#b2182b\">" << xml_escape(reference_text) << "</text>\n</g>\n";
+  }
   svg << "</svg>\n";
   return svg.str();
 }

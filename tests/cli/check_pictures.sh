@@ -33,6 +33,8 @@ heads)
   for score in sink_mass previous_token induction; do
     got=$(texts "$dir/heatmap_$score.svg" 'class="scale-tick"' | tr '\n' ' ')
     [ "$got" = "1 0.5 0 " ] || fail "heatmap_$score.svg scale '$got', want 0..1"
+    grep -q '>red line: uniform attention = 0\.[0-9]*</text>' "$dir/heatmap_$score.svg" ||
+      fail "heatmap_$score.svg has no uniform-attention reference"
     title_without_path "$dir/heatmap_$score.svg"
   done
   ;;

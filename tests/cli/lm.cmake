@@ -50,7 +50,7 @@ add_test(NAME cli.lm_heads_text_probe
                         head -1 \"$1/heads_text/heads.csv\" && tail -1 \"$1/heads_text/heads.csv\""
                  $<TARGET_FILE:headlab_cli> ${LM_RUN} ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt)
 set_tests_properties(cli.lm_heads_text_probe PROPERTIES FIXTURES_REQUIRED lm_run
-                     PASS_REGULAR_EXPRESSION "on 8 windows of 16 tokens of [^\n]*cli_lm_eval.txt\n.*  delim   role\n.*,max_residual,delimiter,delimiter_uniform,gate_queries\nlayers.0.self_attn,self,0,1,[^\n]*,,[^\n]*,0\\.[0-9]+,0\\.[0-9]+,\n$")
+                     PASS_REGULAR_EXPRESSION "on 8 windows of 16 tokens of [^\n]*cli_lm_eval.txt\n.*  delim   role\n.*,max_residual,delimiter,delimiter_uniform,gate_queries,previous_token_uniform,induction_uniform\nlayers.0.self_attn,self,0,1,[^\n]*,,[^\n]*,0\\.[0-9]+,0\\.[0-9]+,,0\\.[0-9]+,\n$")
 expect_exit(cli.lm_heads_text_probe_with_block_exits_2 2 "--block excludes --text|--text excludes --block"
             $<TARGET_FILE:headlab_cli> heads --checkpoint ${LM_RUN}/checkpoint.safetensors --text ${CMAKE_CURRENT_BINARY_DIR}/cli_lm_eval.txt --block 4)
 expect_exit(cli.lm_heads_text_probe_halves_exit_2 2 "the halves are those of the repeated-tokens probe"

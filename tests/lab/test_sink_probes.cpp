@@ -79,6 +79,17 @@ TEST_CASE("sink probes: a planted sink head is found, the uniform head sits at t
     CHECK(rows[0].max_logit == doctest::Approx(c * e * std::sqrt(8.0) / 2.0).epsilon(1e-5));
     CHECK(rows[1].max_logit == doctest::Approx(0.0));
     CHECK(rows[0].sink_queries == query_range_text(q, 17));
+    // Uniform attention's previous-token and induction scores, the same for both heads: head 1 sits on
+    // them; by hand, the mean of 1 / (i + 1) over queries 1..16 and over the second copy 9..16.
+    double previous_uniform = 0, induction_uniform = 0;
+    for (std::size_t i = 1; i < 17; ++i) previous_uniform += 1.0 / double(i + 1) / 16.0;
+    for (std::size_t i = 9; i < 17; ++i) induction_uniform += 1.0 / double(i + 1) / 8.0;
+    for (const HeadRoles& r : rows) {
+      CHECK(r.previous_token_uniform == doctest::Approx(previous_uniform));
+      CHECK(r.induction_uniform == doctest::Approx(induction_uniform));
+    }
+    CHECK(rows[1].previous_token == doctest::Approx(rows[1].previous_token_uniform).epsilon(1e-5));
+    CHECK(rows[1].induction == doctest::Approx(rows[1].induction_uniform).epsilon(1e-5));
   }
   // The issue's number: first-half queries of a 33-token induction sequence, uniform 0.152.
   CHECK(uniform_sink_mass(33, 33, true, 0, 0, parse_query_range("first-half", 16)) == doctest::Approx(0.1525).epsilon(1e-3));

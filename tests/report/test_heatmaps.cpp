@@ -369,6 +369,36 @@ TEST_CASE("report: svg heatmap colour bar: fixed ends, 3 significant digits, a l
   CHECK(scale_ticks(svg_heatmap({{0.00825, 0.6103}}, o)) == std::vector<std::string>{"0.61", "0.309", "0.00825"});
 }
 
+TEST_CASE("report: svg heatmap reference: a red line across the colour bar at its value, and its caption") {
+  HeatmapOptions o;
+  o.vmin = 0.0;
+  o.vmax = 1.0;
+  const std::string plain = svg_heatmap({{0.2, 0.9}}, o);
+  CHECK(plain.find("class=\"reference\"") == std::string::npos);  // none unless asked
+  o.reference = 0.25;
+  o.reference_label = "uniform <attention>";
+  const std::string svg = svg_heatmap({{0.2, 0.9}}, o);
+  check_document(svg);
+  CHECK(svg.find(">red line: uniform &lt;attention&gt; = 0.25</text>") != std::string::npos);
+  // The line is a quarter of the way up the bar: y = top + height (1 - 0.25).
+  const std::size_t bar = svg.rfind("<rect", svg.find("fill=\"url(#hl-scale-v)\""));
+  const double top = attribute(svg, bar, "y"), height = attribute(svg, bar, "height");
+  const std::size_t path = svg.find("<path d=\"M", svg.find("class=\"reference\""));
+  REQUIRE(path != std::string::npos);
+  const std::string d = svg.substr(path + 9, svg.find('"', path + 9) - path - 9);  // "M<x> <y>h<w>"
+  CHECK(std::stod(d.substr(d.find(' ') + 1)) == doctest::Approx(top + height * 0.75).epsilon(1e-3));
+  // Taller than without the caption; outside the scale the line sits at the nearer end.
+  CHECK(attribute(svg, svg.find("<svg"), "height") > attribute(plain, plain.find("<svg"), "height"));
+  o.reference = 7.0;
+  const std::string above = svg_heatmap({{0.2, 0.9}}, o);
+  const std::size_t p2 = above.find("<path d=\"M", above.find("class=\"reference\""));
+  const std::string d2 = above.substr(p2 + 9, above.find('"', p2 + 9) - p2 - 9);
+  CHECK(std::stod(d2.substr(d2.find(' ') + 1)) == doctest::Approx(top).epsilon(1e-3));
+  CHECK(above.find("= 7</text>") != std::string::npos);
+  o.reference = kNaN;
+  CHECK_THROWS_WITH_AS(svg_heatmap({{1}}, o), doctest::Contains("svg_heatmap: reference must be finite"), ValueError);
+}
+
 TEST_CASE("report: svg attention grid axis titles, special tokens as text, labelled colour bar") {
   AttentionPanel p{"head 0: induction 0.91", {{1, 0, 0}, {0.5, 0.5, 0}, {0.2, 0.3, 0.5}}, {"<s>", "7", "</s>"},
                    {"<s>", "7", "</s>"}};

@@ -33,6 +33,11 @@ struct HeatmapOptions {
   std::string scale_label;  // what the colour bar measures ("nats", "weight"), written beside it
   bool annotate = true;  // print each value with 2 decimals in its cell ("n/a" is always printed)
   int cell = 40;         // pixels per cell (a square); at least 4
+  // A reference value to read the cells against (what uniform attention scores, chance): a dark red
+  // line across the colour bar at its height (at the nearer end when outside the scale) and a
+  // caption under the picture, "red line: <reference_label> = <value>". Finite, or none.
+  std::optional<double> reference;
+  std::string reference_label = "reference";
 };
 
 // An SVG document (starting "<svg", ending "</svg>\n") drawing `values`
@@ -48,7 +53,7 @@ struct HeatmapOptions {
 // of +-10% around the value (+-1 around 0): every cell the middle colour.
 // ValueError (naming svg_heatmap and the sizes) if `values` is empty or not
 // rectangular, if a non-empty label list does not have one label per row /
-// column, if cell < 4, or if vmin / vmax is not finite or vmin >= vmax.
+// column, if cell < 4, if vmin / vmax is not finite or vmin >= vmax, or if reference is not finite.
 std::string svg_heatmap(const std::vector<std::vector<double>>& values, const HeatmapOptions& options = {});
 
 // One attention map: weights[q][k] is how much query position q attends to
