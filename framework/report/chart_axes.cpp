@@ -66,15 +66,17 @@ double ceil_125(double v) {
 // A linear axis covering [dmin, dmax] with about `target` nice ticks; the ends
 // are rounded out to whole ticks. Equal ends (one point, a constant series)
 // are widened by 10% of the value (or by 1 around 0): never a zero range.
+// ValueError when finite ends (widened) span more than a double holds: no scale can draw them.
 Axis linear_axis(double dmin, double dmax, int target) {
-  if (std::isfinite(dmin) && std::isfinite(dmax) && !std::isfinite(dmax - dmin))
-    throw ValueError("chart axis: values from " + format("%g", dmin) + " to " + format("%g", dmax) +
-                     " span more than a double holds (about 1.8e308): no scale can draw them");
+  const bool finite = std::isfinite(dmin) && std::isfinite(dmax);
   if (!(dmin < dmax)) {
     const double pad = dmin == 0 ? 1 : std::fabs(dmin) * 0.1;
     dmin -= pad;
     dmax += pad;
   }
+  if (finite && !std::isfinite(dmax - dmin))
+    throw ValueError("chart axis: values from " + format("%g", dmin) + " to " + format("%g", dmax) +
+                     " span more than a double holds (about 1.8e308): no scale can draw them");
   Axis axis;
   const double range = nice_number(dmax - dmin, false);
   const double step = nice_number(range / (target - 1), true);

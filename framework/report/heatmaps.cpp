@@ -129,7 +129,7 @@ std::string svg_heatmap(const std::vector<std::vector<double>>& values, const He
   const double reference_w = static_cast<double>(display_length(reference_text)) * char_w + 20;
   const double content_w = bar_x + bar_w + 6 + bar_label_w + 10;
   const double W = std::ceil(std::max({content_w, title_w, options.reference ? reference_w : 0.0}));
-  const double shift = std::floor((W - content_w) / 2);  // a title wider than the rest: the rest centred under it
+  const double shift = std::floor((W - content_w) / 2);  // a title (or caption) wider than the rest: the rest centred
   const double labels_bottom = grid_bottom + col_label_h + (options.x_label.empty() ? 0 : 22);
   // The rotated y label is centred on the grid, or starts at its top when it is longer than the
   // grid is tall (two rows): it never reaches up into the title.

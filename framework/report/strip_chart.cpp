@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "headlab/report/statistics.hpp"
 #include "headlab/core/errors.hpp"
+#include "headlab/report/statistics.hpp"
 #include "text_format.hpp"
 
 namespace headlab {

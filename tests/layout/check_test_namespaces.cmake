@@ -2,17 +2,26 @@
 #   cmake -DSOURCE_DIR=<repo> -P tests/layout/check_test_namespaces.cmake
 # The test files compile eight to a unit (tests/CMakeLists.txt), where two files' helpers of one
 # name (a `Case`, a `fixtures()`) would clash or, worse, one file would call the other's. So every
-# tests/**/test_X.cpp but doctest's main opens `namespace test_X {` after its last #include and ends
-# with `}  // namespace test_X`.
+# tests/**/test_X.cpp but doctest's main opens `namespace test_X {` after its last #include, with
+# nothing but blank lines, comments and preprocessor lines between them (a `using` or a helper there
+# would reach the next files of its unit), and ends with `}  // namespace test_X`; no two test files
+# share a name (they would share the namespace).
+cmake_minimum_required(VERSION 3.22)  # (IN_LIST)
 file(GLOB_RECURSE files ${SOURCE_DIR}/tests/test_*.cpp)
 set(count 0)
 set(checked 0)
+set(stems "")
 foreach(file IN LISTS files)
   get_filename_component(stem ${file} NAME_WE)
   if(stem STREQUAL "test_main")
     continue()
   endif()
   file(RELATIVE_PATH rel ${SOURCE_DIR} ${file})
+  if(stem IN_LIST stems)
+    message(NOTICE "${rel}: another test file is also named ${stem}.cpp (one namespace for both)")
+    math(EXPR count "${count} + 1")
+  endif()
+  list(APPEND stems ${stem})
   file(READ ${file} text)
   set(text "\n${text}")
   string(FIND "${text}" "\nnamespace ${stem} {\n" open_at)
@@ -26,11 +35,23 @@ foreach(file IN LISTS files)
     math(EXPR tail_at "${length} - ${close_length}")
     string(SUBSTRING "${stripped}" ${tail_at} ${close_length} tail)
   endif()
+  # Between the last #include and the namespace (the #include line included): what is left once
+  # blank lines, // comments and # lines are taken out must be nothing.
+  set(gap "")
+  if(open_at GREATER include_at)
+    math(EXPR gap_length "${open_at} - ${include_at}")
+    string(SUBSTRING "${text}" ${include_at} ${gap_length} gap)
+  endif()
+  string(REGEX REPLACE "\n[ \t]*(//[^\n]*|#[^\n]*)?" "\n" bare "${gap}")
+  string(STRIP "${bare}" bare)
   if(open_at EQUAL -1)
     message(NOTICE "${rel}: no line 'namespace ${stem} {'")
     math(EXPR count "${count} + 1")
   elseif(include_at GREATER open_at)
     message(NOTICE "${rel}: an #include after 'namespace ${stem} {' (open it after the last one)")
+    math(EXPR count "${count} + 1")
+  elseif(NOT bare STREQUAL "")
+    message(NOTICE "${rel}: code between its last #include and 'namespace ${stem} {': ${bare}")
     math(EXPR count "${count} + 1")
   elseif(NOT tail STREQUAL close)
     message(NOTICE "${rel}: does not end with '${close}'")

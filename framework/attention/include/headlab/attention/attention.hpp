@@ -294,6 +294,7 @@ struct AttentionCost {
   double forward_flops = 0;                // for one sequence of T tokens (self-attention), multiply+add = 2
   std::size_t kv_elements_per_token = 0;   // cached scalars per token per layer
 };
+// ValueError (naming the configuration) when the parameters pass a 64-bit count (d_model near 2^31).
 AttentionCost attention_cost(const AttentionConfig& config, std::size_t seq_len);
 
 }  // namespace headlab

@@ -107,7 +107,7 @@ struct HeadRoles {
   std::string site, kind;
   std::size_t layer = 0, head = 0;
   double entropy = 0, sink_mass = 0, previous_token = 0, induction = 0;
-  double previous_token_uniform = 0;  // what uniform attention over the visible keys scores, the same for every head
+  double previous_token_uniform = 0;  // what uniform attention over the visible keys scores (every head of its module)
   double induction_uniform = 0;       // the same for the induction score (NaN on a text probe)
   double delimiter = 0;       // text probes: the delimiter score (NaN on the repeated-tokens probe)
   double delimiter_uniform = 0;  // what uniform attention over the visible keys scores on the same queries

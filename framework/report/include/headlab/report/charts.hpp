@@ -7,7 +7,8 @@
 //   svg_loss_curve    the usual picture of a run: loss over step
 //
 // Errors (see errors.hpp): ValueError for series with x and y (or error) of
-// different lengths, or a chart smaller than 100 x 100 pixels.
+// different lengths, a chart smaller than 100 x 100 pixels, or finite values
+// whose range is more than a double holds (-1e308 to 1e308: no scale draws them).
 #pragma once
 
 #include <cstddef>
@@ -63,7 +64,7 @@ struct ChartOptions {
 // and an XML comment in the document says how many were skipped per series.
 // A single point, or a series whose y values are all equal, gives a sensible
 // axis around the value. ValueError if a series has x and y (or error) of
-// different lengths.
+// different lengths, or if the values' range is more than a double holds.
 std::string svg_line_chart(const std::vector<ChartSeries>& series, const ChartOptions& options = {});
 
 // One chart of a figure with panels: its own y axis (label, linear or log), its own legend.

@@ -25,7 +25,8 @@ double student_t_two_sided_p(double t, double df);          // 2 P(T > |t|)
 struct SampleSummary {
   std::size_t n = 0;
   double mean = 0, sd = 0;        // sd NaN when n < 2
-  double ci_low = 0, ci_high = 0;  // the 95% t-interval; NaN when n < 2
+  double ci_low = 0, ci_high = 0;  // the 95% t-interval; NaN when n < 2 (sd and the interval are inf
+                                   // for finite values whose spread passes 1.8e308)
 };
 // ValueError for an empty sample or a value that is not finite.
 SampleSummary summarize(const std::vector<double>& values);

@@ -30,6 +30,8 @@ struct StripChartOptions {
   int width = 760, height = 360;
 };
 
+// ValueError when the values (with the baseline) span more than a double holds; an interval whose ends
+// pass 1.8e308 is left out, its seeds and mean still drawn.
 std::string svg_strip_chart(const std::vector<StripCell>& cells, const StripChartOptions& options);
 
 }  // namespace headlab
