@@ -364,7 +364,7 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
     const Array<float>& max_logit = taps.max_logit.value();  // (h)
     const std::vector<double> gate_queries =
         taps.gate.defined() ? gate_mean_over(taps.gate.value(), sink_queries) : nan;
-    const double uniform = uniform_sink_mass(w.shape()[2], w.shape()[3], causal, c.window, c.sinks, sink_queries);
+    const double uniform = sink_mass(uniform_w, sink_queries)[0];  // uniform_sink_mass, on the pattern built above
     for (std::size_t h = 0; h < s.heads(); ++h) {
       HeadRoles r;
       r.site = s.name;

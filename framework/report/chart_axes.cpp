@@ -63,6 +63,12 @@ double ceil_125(double v) {
 
 }  // namespace
 
+void check_drawable_span(double lo, double hi, const std::string& who) {
+  if (!std::isfinite(hi - lo))
+    throw ValueError(who + ": values from " + format("%g", lo) + " to " + format("%g", hi) +
+                     " span more than a double holds (about 1.8e308): no scale can draw them");
+}
+
 // A linear axis covering [dmin, dmax] with about `target` nice ticks; the ends
 // are rounded out to whole ticks. Equal ends (one point, a constant series)
 // are widened by 10% of the value (or by 1 around 0): never a zero range.
@@ -74,9 +80,7 @@ Axis linear_axis(double dmin, double dmax, int target) {
     dmin -= pad;
     dmax += pad;
   }
-  if (finite && !std::isfinite(dmax - dmin))
-    throw ValueError("chart axis: values from " + format("%g", dmin) + " to " + format("%g", dmax) +
-                     " span more than a double holds (about 1.8e308): no scale can draw them");
+  if (finite) check_drawable_span(dmin, dmax, "chart axis");
   Axis axis;
   const double range = nice_number(dmax - dmin, false);
   const double step = nice_number(range / (target - 1), true);

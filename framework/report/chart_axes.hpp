@@ -20,8 +20,12 @@ struct Axis {
   double fraction(double v) const { return ((log ? std::log10(v) : v) - lo) / (hi - lo); }
 };
 
+// ValueError "<who>: values from lo to hi span more than a double holds ..." when hi - lo overflows:
+// no scale can draw such values (finite ends near -1e308 and 1e308).
+void check_drawable_span(double lo, double hi, const std::string& who);
+
 // A linear axis covering [dmin, dmax] with about `target` nice ticks, ends rounded out to whole
-// ticks; equal ends are widened (never a zero range).
+// ticks; equal ends are widened (never a zero range); check_drawable_span for finite ends.
 Axis linear_axis(double dmin, double dmax, int target = 5);
 
 // A log axis (dmin, dmax > 0) with ticks at 1, 2, 5 times powers of ten (fewer or more as the

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "headlab/core/errors.hpp"
+#include "chart_axes.hpp"
 #include "headlab/report/statistics.hpp"
 #include "text_format.hpp"
 
@@ -36,9 +36,7 @@ std::string svg_strip_chart(const std::vector<StripCell>& cells, const StripChar
   }
   if (std::isfinite(o.baseline)) lo = std::min(lo, o.baseline), hi = std::max(hi, o.baseline);
   if (!std::isfinite(lo)) lo = 0, hi = 1;
-  if (!std::isfinite(hi - lo))
-    throw ValueError("svg_strip_chart: values from " + format("%g", lo) + " to " + format("%g", hi) +
-                     " span more than a double holds (about 1.8e308): no scale can draw them");
+  detail::check_drawable_span(lo, hi, "svg_strip_chart");
   if (!(hi - lo > 1e-9 * std::max(1.0, std::fabs(hi)))) {  // one value (or nearly): a band around it
     const double pad = std::max(0.5, std::fabs(hi) * 1e-6);
     lo -= pad, hi += pad;
