@@ -6,8 +6,8 @@
 //   BLEU = 48.18  (1-4 gram precisions 86.7/65.0/42.9/26.7, BP 0.957, hyp 45 / ref 47 tokens)
 //   chrF = 73.94  (character 1-6 grams, beta 3, as NLTK corpus_chrf)
 // with BLEU, the precisions and chrF x100 (headlab/data/bleu.hpp, headlab/data/chrf.hpp). A file that
-// cannot be read, files of different line counts or a line that is not UTF-8 (chrF counts characters):
-// a message naming FILE:LINE and exit status 1.
+// cannot be read, files of different line counts, a line that is not UTF-8 (chrF counts characters)
+// or one holding a NUL byte (a UTF-16 file): a message naming FILE:LINE and exit status 1.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,7 +32,8 @@ using Corpus = std::vector<std::vector<std::string>>;
 
 // The lines of a regular text file (a FIFO or device is refused before reading; a byte-order mark
 // and each line's trailing \r are dropped; a final line without '\n' counts). At most 256 MiB, and
-// 1 MiB a line (a sentence): a larger file or line is refused before it is split or tokenized.
+// 1 MiB a line (a sentence): a larger file or line is refused before it is split or tokenized, and
+// so is a NUL byte.
 std::vector<std::string> read_lines(const std::string& path, const char* flag) {
   const std::string text = read_text_file(path, flag, kMaxTextFileBytes);
   check_line_lengths(text, path, flag, kMaxTextLineBytes);
@@ -42,6 +43,9 @@ std::vector<std::string> read_lines(const std::string& path, const char* flag) {
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('\0') != std::string::npos)  // UTF-16 text of ASCII letters would pass as UTF-8
+      throw ValueError(path + ":" + std::to_string(lines.size() + 1) +
+                       ": holds a NUL byte: not a text file (UTF-16? save it as UTF-8)");
     lines.push_back(std::move(line));
     start = end + 1;
   }

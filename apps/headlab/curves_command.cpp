@@ -51,7 +51,12 @@ int run_curves(const CurvesCommandOptions& options) {
   const std::vector<MetricRow> rows = read_metrics(dir / "metrics.jsonl");
   CurvesOptions curves;
   curves.log_y = options.log_y;
-  const RunCurves drawn = run_curves(rows, task, curves);
+  RunCurves drawn;
+  try {
+    drawn = run_curves(rows, task, curves);
+  } catch (const FormatError& e) {  // "metrics row N: 'loss' is a text, not a number"
+    throw FormatError("curves: " + (dir / "metrics.jsonl").string() + ": " + e.what());
+  }
   write_file_atomic(out, drawn.svg, "curves");
   if (drawn.skipped_on_log > 0)
     std::cerr << "headlab curves: " << drawn.skipped_on_log

@@ -188,12 +188,20 @@ void add_run_results(ExplorerData& d, const fs::path& run_dir) {
   }
   if (fs::exists(metrics, ec)) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (const MetricRow& row : read_metrics(metrics)) {
+    const std::vector<MetricRow> rows = read_metrics(metrics);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const MetricRow& row = rows[i];
       if (!row.has("step")) continue;
-      CurvePoint p{row.number("step"), nan, nan};
-      if (row.has("loss")) p.loss = row.number("loss");
-      if (row.has("valid_loss")) p.valid_loss = row.number("valid_loss");
-      if (!std::isnan(p.loss) || !std::isnan(p.valid_loss)) d.curves.push_back(p);
+      try {
+        CurvePoint p{row.number("step"), nan, nan};
+        if (row.has("loss")) p.loss = row.number("loss");
+        if (row.has("valid_loss")) p.valid_loss = row.number("valid_loss");
+        if (!std::isnan(p.loss) || !std::isnan(p.valid_loss)) d.curves.push_back(p);
+      } catch (const ValueError& e) {  // "MetricRow: 'loss' is a text, not a number"
+        std::string what = e.what();
+        if (what.rfind("MetricRow: ", 0) == 0) what.erase(0, 11);
+        throw FormatError(metrics.string() + ": metrics row " + std::to_string(i + 1) + ": " + what);
+      }
     }
   }
 }

@@ -123,6 +123,18 @@ void check_owned_flags(const std::vector<std::string>& words, const std::string&
         throw ValueError(where + ": " + owned + " is set by the study for every run, or not for a run; remove it");
 }
 
+// A flag of the options table that takes a value must have one: `--lr` last, or followed by another
+// flag, would reach train as "--lr: got '--seed'" with no word of the recipe line.
+void check_flag_values(const std::vector<std::string>& words, const std::string& where) {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const OptionInfo* info = words[i].rfind("--", 0) == 0 ? find_option_by_flag(words[i]) : nullptr;
+    if (!info || info->kind == OptionKind::flag) continue;
+    if (i + 1 == words.size() || words[i + 1].rfind("--", 0) == 0)
+      throw ValueError(where + ": " + words[i] + " needs a value (" + words[i] + " VALUE or " + words[i] + "=VALUE)");
+    ++i;
+  }
+}
+
 // `flags` as groups, one per flag: {"--steps", "400"}, {"--pre-ln"}, {"--lr=0.1"}. A flag of the
 // options table that takes a value keeps the next word (unless written --flag=value).
 std::vector<std::vector<std::string>> flag_groups(const std::vector<std::string>& flags) {
@@ -210,6 +222,7 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
                          " must be 1-64 characters of [A-Za-z0-9_.-] (it names run directories)");
       if (!cell_names.insert(cell.name).second) throw ValueError(where + ": cell " + cell.name + " is given twice");
       check_owned_flags(cell.flags, where);
+      check_flag_values(cell.flags, where);
       r.cells.push_back(cell);
     } else if (key == "metrics") {
       for (const std::string& word : split_flag_words(line.value, where)) {
@@ -244,6 +257,7 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
     } else if (key == "quick") {
       r.quick_flags = split_flag_words(line.value, where);
       check_owned_flags(r.quick_flags, where);
+      check_flag_values(r.quick_flags, where);
     } else {
       throw ValueError(where + ": unknown [study] key " + quote_clipped(key) +
                        " (title, seeds, threads, cell, metrics, compare, test, confirms, refutes, baseline, quick)");

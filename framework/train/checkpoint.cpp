@@ -178,8 +178,30 @@ Module<float>::StateDict saved_model_state(const TensorFile& file) {
   return state;
 }
 
+namespace {
+// parse(metadata[key]); a refusal names the file and the key, not the parser:
+//   "checkpoint F: metadata 'tgt_vocab': vocabulary line 7: duplicate token 'haus' (first on line 5)"
+template <typename Parse>
+auto parse_metadata(const TensorFile& file, const std::string& key, Parse parse) {
+  const std::string& text = checkpoint_meta(file, key);
+  auto refusal = [&](const std::exception& e) {
+    std::string what = e.what();
+    const std::size_t parser = what.find("::from_text: ");
+    if (parser != std::string::npos && what.find(' ') > parser) what.erase(0, parser + 13);  // "Vocabulary::from_text: "
+    return FormatError("checkpoint " + file.source + ": metadata '" + key + "': " + what);
+  };
+  try {
+    return parse(text);
+  } catch (const FormatError& e) {
+    throw refusal(e);
+  } catch (const ValueError& e) {
+    throw refusal(e);
+  }
+}
+}  // namespace
+
 Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key) {
-  const Vocabulary vocab = as_format_error(file.source, [&] { return Vocabulary::from_text(checkpoint_meta(file, key)); });
+  const Vocabulary vocab = parse_metadata(file, key, [](const std::string& text) { return Vocabulary::from_text(text); });
   if (vocab.size() <= Vocabulary::num_specials)
     throw FormatError("checkpoint " + file.source + ": metadata '" + key + "' holds no token beyond the " +
                       std::to_string(Vocabulary::num_specials) + " specials (an empty vocabulary)");
@@ -187,7 +209,7 @@ Vocabulary saved_vocabulary(const TensorFile& file, const std::string& key) {
   const std::string merges_key = key.substr(0, key.rfind("_vocab")) + "_merges";
   if (file.metadata.count(merges_key) == 0) return vocab;
   const BytePairEncoding bpe =
-      as_format_error(file.source, [&] { return BytePairEncoding::from_text(checkpoint_meta(file, merges_key)); });
+      parse_metadata(file, merges_key, [](const std::string& text) { return BytePairEncoding::from_text(text); });
   return Vocabulary::with_subwords(vocab, bpe);
 }
 
@@ -253,13 +275,8 @@ LmVocabulary saved_lm_vocabulary(const TensorFile& file) {
       throw FormatError("checkpoint " + file.source + ": metadata 'tokenizer': " + e.what());
     }
   }
-  const std::string key = lm_vocabulary_key(tokenizer);
-  const std::string& text = checkpoint_meta(file, key);
-  try {
-    return LmVocabulary::from_text(tokenizer, text);
-  } catch (const std::exception& e) {
-    throw FormatError("checkpoint " + file.source + ": metadata '" + key + "': " + e.what());
-  }
+  return parse_metadata(file, lm_vocabulary_key(tokenizer),
+                        [&](const std::string& text) { return LmVocabulary::from_text(tokenizer, text); });
 }
 
 LoadedModel load_trained_model(const std::string& path) { return load_trained_model(load_checkpoint_file(path)); }

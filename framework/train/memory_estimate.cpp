@@ -248,6 +248,8 @@ double parse_memory_size(const std::string& text) {
   else if (unit == "G" || unit == "g") scale = 1024.0 * 1024 * 1024;
   else if (unit == "T" || unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
   else if (!unit.empty() && unit != "B") throw bad();
+  if (!(value * scale >= 1))  // 0 would read as "no limit known" and turn the check off
+    throw ValueError("'" + shown + "' is no memory to train in (give a size of at least 1 byte: 512M, 4G)");
   return value * scale;
 }
 

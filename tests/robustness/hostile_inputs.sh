@@ -487,11 +487,22 @@ check bleu_ref_dev_zero 1 "--ref: '/dev/zero': not a regular file" -- "$hl" bleu
 printf '\357\273\277the cat sat on the mat\n' > "$tmp/outputs/bom.txt"
 printf 'the cat sat on the mat\n' > "$tmp/outputs/plain.txt"
 check bleu_byte_order_mark 0 "^BLEU = 100.00" -- "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/bom.txt"
+printf 't\000h\000e\000 \000c\000a\000t\000\n\000' > "$tmp/outputs/utf16.txt"  # UTF-16 of ASCII: valid UTF-8 bytes
+check bleu_utf16_refused 1 "utf16.txt:1: holds a NUL byte: not a text file \\(UTF-16" -- \
+  "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/utf16.txt"
 rm -rf "$tmp/nested" && cp -r "$tmp/copy" "$tmp/nested"
 python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"x\": " + "[" * 100000 + "]" * 100000 + "}\n")' "$tmp/nested/metrics.jsonl"
 check curves_nested_metrics 1 "JSON nested deeper than 32 levels" -- "$hl" curves --run-dir "$tmp/nested" --out "$tmp/nested.svg"
 check explore_nested_metrics 1 "JSON nested deeper than 32 levels" -- "$hl" explore --checkpoint "$tmp/nested/checkpoint.safetensors" \
   --out "$tmp/nested.html"
+rm -rf "$tmp/textloss" && cp -r "$tmp/copy" "$tmp/textloss"
+sed -i '2s/"loss":[^,]*/"loss":"low"/' "$tmp/textloss/metrics.jsonl"
+check curves_text_loss 1 "textloss/metrics.jsonl: metrics row [0-9]+: 'loss' is a text, not a number" -- \
+  "$hl" curves --run-dir "$tmp/textloss" --out "$tmp/textloss.svg"
+check explore_text_loss 1 "textloss/metrics.jsonl: metrics row [0-9]+: 'loss' is a text, not a number" -- \
+  "$hl" explore --checkpoint "$tmp/textloss/checkpoint.safetensors" --out "$tmp/textloss.html"
+check train_resume_text_loss 1 "textloss/metrics.jsonl: metrics row 2: 'loss' is a text.*checkpoint is saved" -- \
+  "$hl" train --task copy $small --steps 21 --eval-every 20 --eval-sequences 4 --resume --run-dir "$tmp/textloss"
 rm -rf "$tmp/subnormal" && cp -r "$tmp/copy" "$tmp/subnormal"
 sed -i 's/"loss":[^,]*/"loss":5e-324/' "$tmp/subnormal/metrics.jsonl"
 check curves_log_y_subnormal_loss 0 "wrote" -- "$hl" curves --run-dir "$tmp/subnormal" --log-y --out "$tmp/subnormal.svg"

@@ -114,11 +114,20 @@ TEST_CASE("loading: a saved vocabulary that is empty or holds a token twice is r
   file.metadata["empty"] = "";
   CHECK_THROWS_WITH_AS(saved_vocabulary(file, "src_vocab"), doctest::Contains("no token beyond the 4 specials"),
                        FormatError);
-  CHECK_THROWS_WITH_AS(saved_vocabulary(file, "tgt_vocab"), doctest::Contains("duplicate token 'haus'"), FormatError);
+  CHECK_THROWS_WITH_AS(saved_vocabulary(file, "tgt_vocab"),  // the file and the key, not the parser's name
+                       doctest::Contains("checkpoint vocab.safetensors: metadata 'tgt_vocab': vocabulary line 7: "
+                                         "duplicate token 'haus'"),
+                       FormatError);
   CHECK_THROWS_AS(saved_vocabulary(file, "empty"), FormatError);
   CHECK_THROWS_AS(Vocabulary::from_text(""), FormatError);
   file.metadata["tgt_vocab"] = "<pad>\n<s>\n</s>\n<unk>\nhaus\n";
   CHECK(saved_vocabulary(file, "tgt_vocab").size() == 5);
+  file.metadata["tokenizer"] = "word";  // a language model's words
+  file.metadata["lm_words"] = "<pad>\n<s>\n</s>\n<unk>\nhaus\nhaus\n";
+  CHECK_THROWS_WITH_AS(saved_lm_vocabulary(file),
+                       doctest::Contains("checkpoint vocab.safetensors: metadata 'lm_words': vocabulary line 6: "
+                                         "duplicate token 'haus'"),
+                       FormatError);
 }
 
 TEST_CASE("loading: a checkpoint whose options need more memory than there is is refused before allocating") {
@@ -229,7 +238,8 @@ TEST_CASE("loading: a subword model's merges are checked with the options that s
   // haus: h a u s</w> -> ha u s</w> -> hau s</w> -> haus</w>;  hau: h a u</w> -> ha u</w> (no merge "ha u</w>")
   CHECK(vocab.pieces({"haus", "hau"}) == std::vector<std::string>{"haus", "ha@@", "u"});
   file.metadata["src_merges"] = "#headlab-bpe-merges 1\nh a\nh a\n";
-  CHECK_THROWS_WITH_AS(saved_vocabulary(file, "src_vocab"), doctest::Contains("line 3: the merge 'h a' repeats"),
+  CHECK_THROWS_WITH_AS(saved_vocabulary(file, "src_vocab"),
+                       doctest::Contains("checkpoint subwords.safetensors: metadata 'src_merges': line 3: the merge 'h a' repeats"),
                        FormatError);
 
   // A trained subword model whose metadata lost its merges, or a word model that gained some.

@@ -91,6 +91,10 @@ TEST_CASE("memory estimate: --max-memory sizes") {
     CAPTURE(bad);
     CHECK_THROWS_AS(parse_memory_size(bad), ValueError);
   }
+  for (const char* none : {"0", "0G", "0.0001"}) {  // 0 once turned the check off without a word
+    CAPTURE(none);
+    CHECK_THROWS_WITH_AS(parse_memory_size(none), doctest::Contains("is no memory to train in"), ValueError);
+  }
   TrainOptions o;
   o.max_memory = "lots";
   CHECK_THROWS_WITH_AS(check_training_memory(o), doctest::Contains("max_memory"), OptionError);
