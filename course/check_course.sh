@@ -40,6 +40,27 @@ fail() {
   failures=$((failures + 1))
 }
 
+# each_two_at_a_time FUNCTION ARG...: FUNCTION ARG for every ARG, two at a time (HEADLAB_THREADS=1:
+# one core each), each one's output kept apart and printed in ARG order once all have ended; every
+# "FAIL:" line of theirs counts as a failure here (their `fail` ran in a subshell), and so does an
+# exit status other than 0.
+each_two_at_a_time() {
+  local fn=$1 dir i=0 j arg
+  shift
+  dir=$(mktemp -d)
+  for arg in "$@"; do
+    { "$fn" "$arg" || echo "FAIL: $fn '$arg' ended with exit status $?"; } > "$dir/$i" 2>&1 &
+    i=$((i + 1))
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+  done
+  wait || true
+  for ((j = 0; j < i; j++)); do
+    cat "$dir/$j"
+    failures=$((failures + $(grep -c '^FAIL:' "$dir/$j" || true)))
+  done
+  rm -rf "$dir"
+}
+
 # "N P F" from doctest's last summary line "[doctest] test cases: N | P passed | F failed | ..."
 summary() {
   local s
@@ -99,10 +120,11 @@ blank_one() {
   printf '   %-4s blanked: %2s own case(s) fail naming it; %3s cases of the %2s tasks not depending on it pass (%s)\n' \
     "$x" "$own" "$n" "$count" "$(basename "$bin")"
 }
-for x in "${ids[@]}"; do
-  blank_one "$tests" "$x"
-  blank_one "$hidden" "$x"
-done
+blank_task() {
+  blank_one "$tests" "$1"
+  blank_one "$hidden" "$1"
+}
+each_two_at_a_time blank_task "${ids[@]}"
 # Task 0.2 is the student's gradcheck: the gradient tasks must not need it (their tests check by themselves).
 for y in 0.3 0.4 0.5 0.6 0.7 3.1 4.1; do
   if [[ "${prereqs[$y]}" == *" 0.2 "* ]]; then fail "task $y lists 0.2 (the student's gradcheck) as a prerequisite"; fi
@@ -295,28 +317,35 @@ else
     echo "| task | wrong answer (course/traps.txt) | caught by (the task's own cases that fail) |"
     echo "|---|---|---|"
   } > "$table"
-  caught=0
   # A wrong answer can corrupt the heap so that the crash handler itself deadlocks (seen once: a
   # crash inside malloc, then doctest's signal handler waiting on malloc's lock): each trapped run is
   # stopped after trap_limit seconds (a task's cases take under a second on the reference; 30 s leaves
   # a slow machine room), and a hang counts as caught, as a grader's time limit would report it.
   trap_limit=${HEADLAB_COURSE_TRAP_TIMEOUT:-30}
-  for line in "${trap_lines[@]}"; do
-    IFS=$'\t' read -r name task _deps <<< "$line"
+  rows=$(mktemp -d)  # rows/<i>: trap i's line of the table
+  # run_trap "I<TAB>LINE": trap line I of course/traps.txt on; its task's cases must fail.
+  run_trap() {
+    local i name task rc out n passed failed cases
+    IFS=$'\t' read -r i name task _ <<< "$1"
     out=$( (HEADLAB_COURSE_TRAP=$name timeout -k 10 "$trap_limit" "$student_tests" "-tc=task $task:*" 2>&1; exit $?) 2> /dev/null) && rc=0 || rc=$?
     read -r n passed failed <<< "$(summary <<< "$out")"
     cases=$(sed -n "s/^TEST CASE: *task $task: //p" <<< "$out" | sort -u | cut -c1-60 | paste -sd ';' | sed 's/;/; /g; s/|/\\|/g')
     if [ "$rc" -eq 0 ]; then
       fail "trap $name: the cases of task $task pass with this wrong answer"
-      echo "| $task | $name | **NOT CAUGHT** |" >> "$table"
+      echo "| $task | $name | **NOT CAUGHT** |" > "$rows/$i"
     else
-      caught=$((caught + 1))
       [ "$rc" -gt 128 ] && cases="$cases (crashed: signal $((rc - 128)))"
       [ "$rc" -eq 124 ] && cases="$cases (hung: stopped after $trap_limit s)"
       printf '   %-4s %-36s caught by: %s\n' "$task" "$name" "${cases:-exit $rc}"
-      echo "| $task | $name | ${cases:-exit $rc} |" >> "$table"
+      echo "| $task | $name | ${cases:-exit $rc} |" > "$rows/$i"
     fi
-  done
+  }
+  numbered=()
+  for i in "${!trap_lines[@]}"; do numbered+=("$i"$'\t'"${trap_lines[$i]}"); done
+  each_two_at_a_time run_trap "${numbered[@]}"
+  for i in "${!trap_lines[@]}"; do cat "$rows/$i" >> "$table"; done
+  rm -rf "$rows"
+  caught=$(( ${#trap_lines[@]} - $(grep -c 'NOT CAUGHT' "$table" || true) ))
   echo "   $caught of ${#trap_lines[@]} wrong answers caught by their own task's cases (table: $table)"
   # docs/course.md shows the table: it must list every wrong answer (rerun and copy $table there).
   for line in "${trap_lines[@]}"; do
@@ -333,14 +362,17 @@ else
     IFS=$'\t' read -r name task _deps <<< "$line"
     [ "$task" = 0.2 ] && gradcheck_traps+=",$name"
   done
-  for line in "${trap_lines[@]}"; do
-    IFS=$'\t' read -r name task _deps <<< "$line"
-    [ "$task" = 0.2 ] && continue
-    # (in a subshell: a wrong answer may crash the binary, and bash would report it here)
+  # run_trap_with_gradcheck_traps LINE: (in a subshell: a wrong answer may crash the binary, and bash
+  # would report it here)
+  run_trap_with_gradcheck_traps() {
+    local name task
+    IFS=$'\t' read -r name task _ <<< "$1"
+    [ "$task" = 0.2 ] && return 0
     if (HEADLAB_COURSE_TRAP=$name$gradcheck_traps timeout -k 10 "$trap_limit" "$student_tests" "-tc=task $task:*" > /dev/null 2>&1; exit $?) 2> /dev/null; then
       fail "trap $name with$gradcheck_traps: the cases of task $task pass"
     fi
-  done
+  }
+  each_two_at_a_time run_trap_with_gradcheck_traps "${trap_lines[@]}"
   echo "   every trap fails its task also with task 0.2's traps on (${gradcheck_traps#,})"
 fi
 python3 course/make_student_copy.py --out "$student/src" > /dev/null  # the student copy again (its build is rebuilt next time)
