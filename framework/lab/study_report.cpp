@@ -257,7 +257,7 @@ StudyReport report_study(const StudyRecipe& recipe, const std::vector<StudyRun>&
           r.paired_ci_low = p.ci_low, r.paired_ci_high = p.ci_high, r.paired_t = p.t, r.paired_p = p.p;
         }
       }
-    } catch (const ValueError& e) {  // values so large or so small that the variances over- or underflow
+    } catch (const ValueError& e) {  // a test that cannot be computed (statistics.cpp scales extreme values)
       why_not = std::string("not testable (") + e.what() + ")";
     }
     const bool use_paired = recipe.paired && r.has_paired;

@@ -93,6 +93,34 @@ TEST_CASE("statistics: the paired test matches scipy.stats.ttest_rel") {
   CHECK_THROWS_WITH_AS(paired_test({1, 2, 3}, {1, 2}), doctest::Contains("a pair needs one of each"), ValueError);
 }
 
+TEST_CASE("statistics: a sample's scale changes no t, df or p (values near 1e-170 once read as spread 0: t = inf, p = 0)") {
+  const std::vector<double> a = {1, 3, 2.5}, b = {2, 4, 3.5, 5};
+  const MeanDifference welch = welch_test(a, b), paired = paired_test(a, {2, 4.5, 3});
+  const SampleSummary summary = summarize(a);
+  for (double scale : {1e-170, 1e-300, 1e200, 1e305}) {
+    CAPTURE(scale);
+    std::vector<double> sa, sb;
+    for (double v : a) sa.push_back(v * scale);
+    for (double v : b) sb.push_back(v * scale);
+    const MeanDifference w = welch_test(sa, sb);
+    CHECK(w.t == doctest::Approx(welch.t));
+    CHECK(w.df == doctest::Approx(welch.df));
+    CHECK(w.p == doctest::Approx(welch.p));
+    CHECK(w.difference / scale == doctest::Approx(welch.difference));
+    CHECK(w.ci_low / scale == doctest::Approx(welch.ci_low));
+    const MeanDifference p = paired_test(sa, {2 * scale, 4.5 * scale, 3 * scale});
+    CHECK(p.t == doctest::Approx(paired.t));
+    CHECK(p.p == doctest::Approx(paired.p));
+    CHECK(p.ci_high / scale == doctest::Approx(paired.ci_high));
+    const SampleSummary s = summarize(sa);
+    CHECK(s.sd / scale == doctest::Approx(summary.sd));
+    CHECK(s.ci_low / scale == doctest::Approx(summary.ci_low));
+    CHECK(s.mean / scale == doctest::Approx(summary.mean));
+  }
+  // Squared deviations past the largest double: the sd (1.2e308) is still a number (it read inf).
+  CHECK(summarize({1.7e308, 0.0}).sd == doctest::Approx(1.7e308 / std::sqrt(2.0)));
+}
+
 TEST_CASE("statistics: Holm's adjustment keeps the order and is monotone in the sorted p-values") {
   const json f = fixtures();
   for (const json& h : f["holm"]) {

@@ -25,8 +25,8 @@ double student_t_two_sided_p(double t, double df);          // 2 P(T > |t|)
 struct SampleSummary {
   std::size_t n = 0;
   double mean = 0, sd = 0;        // sd NaN when n < 2
-  double ci_low = 0, ci_high = 0;  // the 95% t-interval; NaN when n < 2 (sd and the interval are inf
-                                   // for finite values whose spread passes 1.8e308)
+  double ci_low = 0, ci_high = 0;  // the 95% t-interval; NaN when n < 2 (an end is inf where it
+                                   // passes 1.8e308)
 };
 // ValueError for an empty sample or a value that is not finite.
 SampleSummary summarize(const std::vector<double>& values);
@@ -37,7 +37,9 @@ struct MeanDifference {
   double t = 0, df = 0, p = 0;     // the statistic, its degrees of freedom and the two-sided p
 };
 // ValueError when a sample has fewer than 2 values or one is not finite; both samples constant and
-// equal give t = 0, p = 1; constant but different, |t| = infinity, p = 0.
+// equal give t = 0, p = 1; constant but different, |t| = infinity, p = 0. Values far from 1 (beyond
+// 2^+-300, where squared deviations under- or overflow) are tested scaled by a power of two: t, df
+// and p are those of any other scale, the difference and its interval are scaled back.
 MeanDifference welch_test(const std::vector<double>& a, const std::vector<double>& b);
 // a[i] and b[i] are a pair (the same seed): ValueError when the sizes differ or n < 2.
 MeanDifference paired_test(const std::vector<double>& a, const std::vector<double>& b);
