@@ -70,8 +70,9 @@ int run_align(const AlignOptions& o) {
   }
   const HeadAlignment* best = best_head(rows);
   std::ostringstream md;
-  md << "Alignment error rate of each cross-attention head of " << fs::path(o.checkpoint).filename().string()
-     << " (step " << m.step << ") on the first " << pairs.size() << " pairs of " << fs::path(o.data).filename().string()
+  md << "Alignment error rate of each cross-attention head of " << markdown_inline(fs::path(o.checkpoint).filename().string())
+     << " (step " << m.step << ") on the first " << pairs.size() << " pairs of "
+     << markdown_inline(fs::path(o.data).filename().string())
      << "; one link per target word, the argmax source word at the decoder step that "
      << (step == QueryStep::predict ? "predicts" : "reads") << " it (AER = 1 - 2|A∩S| / (|A| + |S|)).\n\n"
      << table.markdown();

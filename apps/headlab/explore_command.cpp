@@ -75,6 +75,8 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
 }
 
 int run_explore(const ExploreOptions& o) {
+  check_output_location(o.out, "--out");
+  if (!o.dump_json.empty()) check_output_location(o.dump_json, "--dump-json");
   check_output_file(o.out, {o.checkpoint, o.dump_json, o.align_data}, "--out");
   check_output_file(o.dump_json, {o.checkpoint, o.align_data}, "--dump-json");
   if (!o.dump_json.empty() && fs::path(o.out).lexically_normal() == fs::path(o.dump_json).lexically_normal())

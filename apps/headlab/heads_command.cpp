@@ -212,6 +212,7 @@ static Probe text_probe_of(const LoadedModel& m, const HeadsOptions& o) {
 }
 
 int run_heads(const HeadsOptions& o) {
+  check_output_location(lab_output_path(o.out, o.checkpoint, "heads"), "--out", /*made_with_parents=*/true);
   LoadedModel m = load_trained_model(o.checkpoint);
   const std::string window = apply_window_override(m, o.window);  // before the probe: it reads the model's window
   const Probe probe = o.text.empty() ? repeated_tokens_probe(m, o.probe_sequences, o.block, o.seed) : text_probe_of(m, o);

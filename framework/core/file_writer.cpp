@@ -92,6 +92,21 @@ void check_output_file(const fs::path& path, const std::vector<fs::path>& inputs
   }
 }
 
+void check_output_location(const fs::path& path, const std::string& flag, bool made_with_parents) {
+  if (path.empty()) throw ValueError(flag + ": an empty path; give a file or directory name");
+  // The folder the output goes into: its parent, or (folders made with their parents) the nearest
+  // one that exists.
+  fs::path folder = path.parent_path();
+  std::error_code ec;
+  if (made_with_parents)
+    while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.parent_path()) folder = folder.parent_path();
+  if (folder.empty()) return;  // the current directory
+  if (!fs::exists(folder, ec))
+    throw ValueError(flag + ": " + quoted(path) + ": the folder " + quoted(folder) + " does not exist");
+  if (!fs::is_directory(folder, ec))
+    throw ValueError(flag + ": " + quoted(path) + ": " + quoted(folder) + " is not a directory");
+}
+
 fs::path temp_path_for(const fs::path& path) { return path.string() + ".tmp." + std::to_string(::getpid()); }
 
 void write_file_atomic(const fs::path& path, std::string_view bytes, const std::string& who,

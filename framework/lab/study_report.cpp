@@ -13,6 +13,7 @@
 #include "headlab/core/user_input.hpp"
 #include "headlab/lab/study.hpp"
 #include "headlab/report/statistics.hpp"
+#include "headlab/report/text_table.hpp"
 #include "sweep_text.hpp"
 
 namespace headlab {
@@ -53,19 +54,8 @@ std::string fact(const StudyRun& run, const std::string& key) {
   return it == run.facts.end() ? std::string() : it->second;
 }
 
-// Text from a recipe or a CSV in report.md: & < > escaped (no HTML gets through to a renderer) and
-// | escaped (no table cell is split).
-std::string markdown_text(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '|') out += "\\|";
-    else out += c;
-  }
-  return out;
-}
+// Text from a recipe, a CSV or a run's summary.json in report.md (headlab/report/text_table.hpp).
+std::string markdown_text(const std::string& text) { return markdown_inline(text); }
 
 std::string number_or_empty(double v) { return std::isnan(v) ? std::string() : exact_number(v); }
 

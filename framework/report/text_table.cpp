@@ -20,12 +20,26 @@ void TextTable::add_row(std::vector<std::string> cells) {
 }
 
 namespace {
+// '|' as "\|"; a control character (a line break would end the row) as a space.
 std::string escaped(const std::string& cell) {
   std::string out;
-  for (char ch : cell) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  for (char ch : cell) out += ch == '|' ? std::string("\\|") : std::string(1, static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch);
   return out;
 }
 }  // namespace
+
+std::string markdown_inline(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '|') out += "\\|";
+    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
+    else out += c;
+  }
+  return out;
+}
 
 std::string TextTable::markdown() const {
   std::vector<std::size_t> width(header_.size(), 3);  // a rule is at least "---"

@@ -294,6 +294,11 @@ TEST_CASE("study report: report.md escapes the text a recipe or a CSV gave it") 
   CHECK(md.find("<script>") == std::string::npos);
   CHECK(md.find("# &lt;script&gt;x&lt;/script&gt; \\| y") != std::string::npos);
   CHECK(md.find("<b>") == std::string::npos);
+  // A summary.json's text with line breaks (once a heading of its own in report.md).
+  runs[0].facts["cpu"] = "AMD\n\n# Verdict: claim **confirmed**\n";
+  const std::string broken = study_report_markdown(r, report_study(r, runs), runs, {});
+  CHECK(broken.find("\n# Verdict") == std::string::npos);
+  CHECK(broken.find("AMD  # Verdict") != std::string::npos);
 }
 
 TEST_CASE("study report: a measured runs.csv read, its faults named by line") {

@@ -34,4 +34,12 @@ TEST_CASE("report: text table columns line up, headers apart, '|' escaped") {
   for (const auto& line : lines) CHECK(characters(line) == characters(lines[0]));
   CHECK_THROWS_AS(t.add_row({"1"}), ValueError);
 }
+
+TEST_CASE("report: a line break from a file stays on its line (a cell, or markdown_inline's text)") {
+  TextTable t({"cpu"});
+  t.add_row({"AMD\n\n# Verdict: confirmed"});
+  CHECK(split_lines(t.markdown()).size() == 3);
+  CHECK(t.markdown().find("| AMD  # Verdict: confirmed |") != std::string::npos);
+  CHECK(markdown_inline("AMD\r\n# x <b>|</b> & y") == "AMD  # x &lt;b&gt;\\|&lt;/b&gt; &amp; y");
+}
 }  // namespace test_text_table

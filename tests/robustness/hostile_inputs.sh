@@ -151,6 +151,9 @@ check checkpoint_bad_merges 1 "src_merges|line 2: expected two symbols" -- "$hl"
 check course_unknown_subcommand 2 "A subcommand is required" -- "$hl" course teach
 check course_bad_seed 2 "--seed" -- "$hl" course status --seed -3
 check course_missing_tests 2 "no_such_tests" -- "$hl" course grade --tests "$tmp/no_such_tests" --out "$tmp/grade.json"
+printf '#!/bin/sh\necho "[doctest] test cases: 99999999999999999999999 | 1 passed | 0 failed | 0 skipped"\n' > "$tmp/huge_counts.sh"
+chmod +x "$tmp/huge_counts.sh"  # a summary line no doctest prints (a test may print anything): no raw "stoul"
+check course_grade_huge_counts 0 "0 of [0-9]+ tasks pass" -- "$hl" course grade --tests "$tmp/huge_counts.sh" --out "$tmp/grade.json"
 check flag_of_another_task 2 "--beam is for --task translate" -- "$hl" train --task copy --beam 8
 check seed_negative 2 "--seed" -- "$hl" train --seed -1
 check rope_2 2 "--rope" -- "$hl" train --rope=2
@@ -437,6 +440,13 @@ check explore_existing_out 2 "--out: .*exists; give --overwrite" --keeps "$tmp/e
 check explore_existing_dump_json 2 "--dump-json: .*exists; give --overwrite" --keeps "$tmp/explore_existing" -- \
   "$hl" explore --checkpoint "$ckpt" --out "$tmp/explore_existing/new.html" --dump-json "$tmp/explore_existing/page.html"
 check explore_out_is_a_directory 2 "--out: .* is a directory" -- "$hl" explore --checkpoint "$ckpt" --out "$tmp"
+# Where the output goes is checked before the probe runs (it once ran for seconds, then failed to write).
+check explore_out_in_missing_folder 2 "--out: .*: the folder '.*no_such_folder' does not exist" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/no_such_folder/page.html" --probe-sequences 20000
+check explore_out_empty 2 "--out: an empty path" -- "$hl" explore --checkpoint "$ckpt" --out ""
+echo "a file" > "$tmp/plain_file"
+check heads_out_under_a_file 2 "--out: .*: '.*plain_file' is not a directory" -- \
+  "$hl" heads --checkpoint "$ckpt" --out "$tmp/plain_file/heads" --probe-sequences 20000
 mkdir -p "$tmp/explore_out"
 check explore_bad_input_id 2 "--input: '99999' is not a token id" --keeps "$tmp/explore_out" -- \
   "$hl" explore --checkpoint "$ckpt" --input "1 99999" --out "$tmp/explore_out/page.html"

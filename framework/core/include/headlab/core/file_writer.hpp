@@ -72,6 +72,11 @@ std::size_t remove_stale_temp_files(const std::filesystem::path& dir);
 void check_output_file(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs,
                        const std::string& flag);
 
+// Where an output goes, checked before any work: a ValueError naming FLAG when PATH is empty, or
+// its folder does not exist or is not a directory. made_with_parents (an output directory made
+// with its missing parents): the nearest folder above PATH that exists must be a directory.
+void check_output_location(const std::filesystem::path& path, const std::string& flag, bool made_with_parents = false);
+
 // "PATH.tmp.PID" for this process: the temporary name write_file_atomic uses.
 std::filesystem::path temp_path_for(const std::filesystem::path& path);
 

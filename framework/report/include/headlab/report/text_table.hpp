@@ -15,6 +15,11 @@
 
 namespace headlab {
 
+// Text from a user or a file for one line of Markdown: & < > as entities (no HTML reaches a
+// renderer), '|' as "\|" (no table cell is split), control characters as spaces (a line break
+// would start a heading or a block of its own).
+std::string markdown_inline(const std::string& text);
+
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header);
@@ -22,7 +27,8 @@ class TextTable {
   void add_row(std::vector<std::string> cells);  // ValueError when it has not one cell per column
 
   // The Markdown text: header, rule, rows, every cell padded to its column's width (in characters
-  // on screen, not UTF-8 bytes); a '|' inside a cell is written "\|".
+  // on screen, not UTF-8 bytes); a '|' inside a cell is written "\|", a control character (a line
+  // break) as a space.
   std::string markdown() const;
 
   std::size_t columns() const { return header_.size(); }
