@@ -33,7 +33,7 @@ using Corpus = std::vector<std::vector<std::string>>;
 // The lines of a regular text file (a FIFO or device is refused before reading; a byte-order mark
 // and each line's trailing \r are dropped; a final line without '\n' counts). At most 256 MiB, and
 // 1 MiB a line (a sentence): a larger file or line is refused before it is split or tokenized, and
-// so is a NUL byte.
+// so is a NUL byte (read_text_file).
 std::vector<std::string> read_lines(const std::string& path, const char* flag) {
   const std::string text = read_text_file(path, flag, kMaxTextFileBytes);
   check_line_lengths(text, path, flag, kMaxTextLineBytes);
@@ -43,9 +43,6 @@ std::vector<std::string> read_lines(const std::string& path, const char* flag) {
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find('\0') != std::string::npos)  // UTF-16 text of ASCII letters would pass as UTF-8
-      throw ValueError(path + ":" + std::to_string(lines.size() + 1) +
-                       ": holds a NUL byte: not a text file (UTF-16? save it as UTF-8)");
     lines.push_back(std::move(line));
     start = end + 1;
   }

@@ -111,6 +111,12 @@ std::string read_text_file(const std::string& path, const char* who, std::uint64
   std::string text = file.read(max_bytes == ~std::uint64_t{0} ? max_bytes : max_bytes + 1);
   if (text.size() > max_bytes) throw too_big(text.size());
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  // A NUL byte is no text: UTF-16 of ASCII letters (every other byte 0) would pass as UTF-8.
+  const std::size_t nul = text.find('\0');
+  if (nul != std::string::npos)
+    throw FormatError(std::string(who) + ": " + shown_path(path) + ":" +
+                      std::to_string(1 + std::count(text.begin(), text.begin() + std::ptrdiff_t(nul), '\n')) +
+                      ": holds a NUL byte: not a text file (UTF-16? save it as UTF-8)");
   return text;
 }
 

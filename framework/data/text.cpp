@@ -141,6 +141,8 @@ ParallelPair parse_tsv_line(std::string_view line, std::size_t line_number, cons
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF
   const std::size_t bad = first_invalid_utf8(line);
   if (bad != std::string_view::npos) fail("invalid UTF-8 at byte " + std::to_string(bad + 1) + " of the line");
+  if (line.find('\0') != std::string_view::npos)  // UTF-16 text of ASCII letters is valid UTF-8
+    fail("a NUL byte: not a text file (UTF-16? save it as UTF-8)");
   if (trim(line).empty()) fail("blank line (expected source<TAB>target)");
   const std::size_t tabs = static_cast<std::size_t>(std::count(line.begin(), line.end(), '\t'));
   if (tabs == 0) fail("no tab (expected source<TAB>target)");

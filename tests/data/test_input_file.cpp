@@ -92,6 +92,11 @@ TEST_CASE("input files: text size and line caps, bounded line reads and clipped 
   CHECK_THROWS_WITH_AS(check_line_lengths(text, "t.txt", "t", 9), doctest::Contains("'t.txt':2: a line of 10 bytes"),
                        FormatError);
   CHECK_THROWS_WITH_AS(check_line_lengths("ab\nabcde", "t.txt", "t", 4), doctest::Contains(":2: a line of 5"), FormatError);
+  // UTF-16 of ASCII letters is valid UTF-8 byte by byte: its NUL bytes name it, with the line.
+  const std::string utf16 = dir.write("utf16.txt", std::string("a\0b\0\n\0c\0", 8));
+  CHECK_THROWS_WITH_AS(read_text_file(utf16, "t"), doctest::Contains("utf16.txt':1: holds a NUL byte"), FormatError);
+  const std::string second = dir.write("second.txt", std::string("ab\ncd\0", 6));
+  CHECK_THROWS_WITH_AS(read_text_file(second, "t"), doctest::Contains("second.txt':2: holds a NUL byte"), FormatError);
 
   std::istringstream in("one\n\n" + std::string(7, 'y') + "\nend");
   std::string line;

@@ -498,7 +498,10 @@ printf '\357\273\277the cat sat on the mat\n' > "$tmp/outputs/bom.txt"
 printf 'the cat sat on the mat\n' > "$tmp/outputs/plain.txt"
 check bleu_byte_order_mark 0 "^BLEU = 100.00" -- "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/bom.txt"
 printf 't\000h\000e\000 \000c\000a\000t\000\n\000' > "$tmp/outputs/utf16.txt"  # UTF-16 of ASCII: valid UTF-8 bytes
-check bleu_utf16_refused 1 "utf16.txt:1: holds a NUL byte: not a text file \\(UTF-16" -- \
+printf 'ein\000Haus\ta house\n' > "$tmp/outputs/nul.tsv"
+check train_tsv_with_nul 1 "nul.tsv:1: a NUL byte: not a text file" -- \
+  "$hl" train --task translate --train "$tmp/outputs/nul.tsv" --valid "$tmp/outputs/nul.tsv" --steps 1 --run-dir "$tmp/nul_run"
+check bleu_utf16_refused 1 "utf16.txt'?:1: holds a NUL byte: not a text file \\(UTF-16" -- \
   "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/utf16.txt"
 rm -rf "$tmp/nested" && cp -r "$tmp/copy" "$tmp/nested"
 python3 -c 'import sys; open(sys.argv[1], "a").write("{\"step\": 99, \"x\": " + "[" * 100000 + "]" * 100000 + "}\n")' "$tmp/nested/metrics.jsonl"

@@ -54,7 +54,8 @@ constexpr std::uint64_t kNoSizeLimit = ~std::uint64_t{0} - 1;  // a corpus: as l
 // The same for a text file: a leading UTF-8 byte-order mark (EF BB BF, which editors on Windows
 // write) is dropped, so that it is never read as part of the first word. A file over `max_bytes`
 // is refused from its size before it is read (and a file growing past it while read): FormatError
-// "WHO: 'PATH': more than 256 MiB (N bytes), the most headlab reads as a text file".
+// "WHO: 'PATH': more than 256 MiB (N bytes), the most headlab reads as a text file"; a file holding
+// a NUL byte (UTF-16 text, a binary file) is FormatError "WHO: 'PATH':LINE: holds a NUL byte: ...".
 std::string read_text_file(const std::string& path, const char* who, std::uint64_t max_bytes = kMaxTextFileBytes);
 
 // FormatError "WHO: 'PATH':LINE: a line of N bytes, more than the M headlab reads as one line" for
