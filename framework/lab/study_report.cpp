@@ -92,7 +92,8 @@ std::vector<StudyRun> collect_study_runs(const StudyRecipe& recipe, const SweepP
   for (const SweepRun& run : plan.runs) {
     const fs::path dir = plan.run_dir(run);
     if (run_state(dir) != RunState::Finished) {
-      missing.push_back(run.name);
+      const std::string fault = summary_fault(dir);  // a summary written, then damaged: say so
+      missing.push_back(fault.empty() ? run.name : run.name + " (" + fault + ")");
       continue;
     }
     StudyRun row;
@@ -140,6 +141,9 @@ std::vector<StudyRun> read_study_runs_csv(const StudyRecipe& recipe, const std::
   if (!std::getline(in, line)) throw ValueError(path + ": empty; a header line is needed");
   if (!line.empty() && line.back() == '\r') line.pop_back();
   const std::vector<std::string> header = csv_record(line, path + ":1");
+  for (std::size_t i = 0; i < header.size(); ++i)  // which of two columns of one name would be read?
+    if (std::find(header.begin(), header.begin() + std::ptrdiff_t(i), header[i]) != header.begin() + std::ptrdiff_t(i))
+      throw ValueError(path + ":1: the column " + quote_clipped(header[i]) + " is named twice");
   const auto column = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) throw ValueError(path + ":1: no column " + quote_clipped(name));

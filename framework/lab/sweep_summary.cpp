@@ -57,6 +57,15 @@ std::map<std::string, double> run_summary_numbers(const fs::path& run_dir) {
   return numbers;
 }
 
+std::string summary_fault(const fs::path& run_dir) {
+  const fs::path path = run_dir / "summary.json";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return "";
+  if (!fs::is_regular_file(path, ec)) return "its summary.json is not a regular file";
+  if (fs::file_size(path, ec) > (1u << 20) || ec) return "its summary.json is over 1 MiB";
+  return read_summary(run_dir).is_object() ? "" : "its summary.json is not a JSON object";
+}
+
 RunState run_state(const fs::path& run_dir) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) return RunState::NotStarted;

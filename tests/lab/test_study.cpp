@@ -316,6 +316,8 @@ TEST_CASE("study report: a measured runs.csv read, its faults named by line") {
   CHECK(runs[1].values.at("acc") == 0.75);
   CHECK_THROWS_WITH_AS(read_study_runs_csv(r, csv("cell,seed,acc\none,1,0.5\n")),
                        doctest::Contains("runs.csv:1: no column 'valid_loss'"), ValueError);
+  CHECK_THROWS_WITH_AS(read_study_runs_csv(r, csv("cell,seed,acc,valid_loss,acc\none,1,0.5,1,0.9\n")),
+                       doctest::Contains("runs.csv:1: the column 'acc' is named twice"), ValueError);
   CHECK_THROWS_WITH_AS(read_study_runs_csv(r, csv("cell,seed,acc,valid_loss\none,1,nan,1\n")),
                        doctest::Contains("runs.csv:2: acc: 'nan' is not a finite number"), ValueError);
   CHECK_THROWS_WITH_AS(read_study_runs_csv(r, csv("cell,seed,acc,valid_loss\nthree,1,1,1\n")),

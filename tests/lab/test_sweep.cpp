@@ -202,6 +202,22 @@ TEST_CASE("sweep: run states come from summary.json and checkpoint.safetensors")
   CHECK(std::string(to_string(RunState::Finished)) == "finished");
 }
 
+TEST_CASE("sweep: a damaged summary.json is named (a study report once left its run out without a word)") {
+  TempDir dir;
+  const fs::path run = dir.path / "run";
+  fs::create_directories(run);
+  CHECK(summary_fault(run).empty());  // none yet: an unfinished run, nothing damaged
+  write_file(run / "summary.json", R"({"valid_loss": 1.5})");
+  CHECK(summary_fault(run).empty());
+  write_file(run / "summary.json", R"({"valid_loss": 1.)");
+  CHECK(summary_fault(run) == "its summary.json is not a JSON object");
+  write_file(run / "summary.json", "[1, 2]");
+  CHECK(summary_fault(run) == "its summary.json is not a JSON object");
+  fs::remove(run / "summary.json");
+  fs::create_symlink("/dev/zero", run / "summary.json");
+  CHECK(summary_fault(run) == "its summary.json is not a regular file");
+}
+
 TEST_CASE("sweep: job commands quote their arguments for the shell") {
   CHECK(shell_quote("--heads") == "--heads");
   CHECK(shell_quote("/tmp/a,b=c") == "/tmp/a,b=c");

@@ -123,7 +123,8 @@ struct StudyRun {
 };
 
 // From the finished runs of a plan: each run's summary.json (its numbers, and "cpu"), one row per
-// finished run in plan order; `missing` gets the names of the runs not finished. ValueError naming
+// finished run in plan order; `missing` gets the names of the runs not finished (with why, when a
+// summary.json is there but damaged: "h2-seed2 (its summary.json is not a JSON object)"). ValueError naming
 // the run and the metric when a finished run lacks a metric.
 std::vector<StudyRun> collect_study_runs(const StudyRecipe& recipe, const SweepPlan& plan,
                                          std::vector<std::string>& missing);

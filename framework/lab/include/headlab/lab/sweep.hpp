@@ -142,6 +142,9 @@ RunState run_state(const std::filesystem::path& run_dir);
 // The numeric fields of run_dir/summary.json (null read as NaN); empty when the file is missing
 // or not a JSON object.
 std::map<std::string, double> run_summary_numbers(const std::filesystem::path& run_dir);
+// Why run_dir/summary.json, which exists, cannot be read as a summary ("its summary.json is not a
+// JSON object", "... is not a regular file", "... is over 1 MiB"); "" when it is missing or readable.
+std::string summary_fault(const std::filesystem::path& run_dir);
 const char* to_string(RunState state);  // "not started", "started", "resumable", "finished"
 // The last line of run_dir/log.txt that is not blank (read from the file's last 64 KiB), at most
 // 200 bytes of it, control characters as '?': why a run stopped. "" when there is no log.
