@@ -72,7 +72,7 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::MlpDemoOptions mlp;
   auto* demo = app.add_subcommand("mlp-demo", "train a tiny MLP on two spirals with the autograd engine");
   demo->add_option("--seed", mlp.seed, "random seed")->check(headlab::cli::whole_number())->capture_default_str();
-  demo->add_option("--steps", mlp.steps, "gradient steps")->check(headlab::cli::whole_number(1, 1000000))->capture_default_str();
+  demo->add_option("--steps", mlp.steps, "gradient steps (2 or more: the demo passes when the loss falls)")->check(headlab::cli::whole_number(2, 1000000))->capture_default_str();
   demo->add_option("--hidden", mlp.hidden, "hidden units")->check(headlab::cli::whole_number(1, 4096))->capture_default_str();
   demo->add_option("--points", mlp.points, "training points")->check(headlab::cli::whole_number(4, 1000000))->capture_default_str();
   demo->add_option("--lr", mlp.lr, "learning rate")->check(headlab::cli::real_number(1e-12, 1e6))->capture_default_str();

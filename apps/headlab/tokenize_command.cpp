@@ -87,8 +87,10 @@ int run_tokenize(const TokenizeOptions& o) {
       check_line_lengths(text, o.merges, "--merges", kMaxMergesLineBytes);
       try {
         merges = BytePairEncoding::from_text(text);
-      } catch (const FormatError& e) {
-        throw FormatError("--merges " + quote_clipped(o.merges) + ": " + e.what());
+      } catch (const FormatError& e) {  // "BytePairEncoding::from_text: line 1: ...": the file, not the parser
+        std::string what = e.what();
+        if (what.rfind("BytePairEncoding::from_text: ", 0) == 0) what.erase(0, 29);
+        throw FormatError("--merges " + quote_clipped(o.merges) + ": " + what);
       }
     }
     for (std::size_t i = 0; i < sentences.size(); ++i) {

@@ -19,7 +19,7 @@ AttentionCost attention_cost(const AttentionConfig& c, std::size_t T) {
     std::size_t product = 0;
     if (__builtin_mul_overflow(out, in, &product) || __builtin_add_overflow(params, product, &params) ||
         __builtin_add_overflow(params, bias, &params))
-      throw ValueError("attention_cost: " + c.describe() + " has more parameters than a 64-bit count holds");
+      throw ValueError("an attention of " + c.describe() + " has more parameters than a 64-bit count holds");
   };
   double flops = 0;
   double score_dim = d;  // q . k length per head

@@ -250,7 +250,7 @@ Probe repeated_tokens_probe(const LoadedModel& m, std::size_t count, std::size_t
   }
   if (block == 0) block = m.options.task == Task::induction ? m.options.length : std::min<std::size_t>(16, (max_len - 1) / 2);
   if (block < 2 || 2 * block + 1 > max_len) {
-    throw ValueError("repeated_tokens_probe: block " + std::to_string(block) + " gives sequences of " +
+    throw ValueError("the probe's --block " + std::to_string(block) + " gives sequences of " +
                      std::to_string(2 * block + 1) + " ids; the model takes at most " + std::to_string(max_len) +
                      " and the block needs >= 2");
   }

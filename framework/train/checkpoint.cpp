@@ -339,7 +339,7 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
       out.tgt_vocab = saved_vocabulary(file, "tgt_vocab");
       const bool subwords = out.options.tokenizer == "bpe";
       if (out.src_vocab.has_subwords() != subwords || out.tgt_vocab.has_subwords() != subwords)
-        throw FormatError("the options say tokenizer " + out.options.tokenizer + " but the metadata " +
+        throw FormatError("checkpoint " + file.source + ": the options say tokenizer " + out.options.tokenizer + " but the metadata " +
                           (subwords ? "lacks" : "holds") + " src_merges/tgt_merges");
     }
     if (out.options.task == Task::lm) out.lm_vocab = saved_lm_vocabulary(file);

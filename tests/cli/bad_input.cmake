@@ -16,7 +16,7 @@ endfunction()
 # Counts past 2^64 - 1 are refused, not printed wrapped around (4e27 parameters read 1.3e19).
 expect_exit(cli.stats_parameters_times_layers_overflow_exits_2 2 "--layers 1000000000: 4000000004000000000 parameters a layer times 1000000000 layers is more than a 64-bit count holds"
             ${HL} stats --d-model 1000000000 --heads 1 --layers 1000000000)
-expect_exit(cli.stats_parameters_overflow_exits_2 2 "attention_cost: d_model 2147483647.* has more parameters than a 64-bit count holds"
+expect_exit(cli.stats_parameters_overflow_exits_2 2 "invalid configuration: an attention of d_model 2147483647.* has more parameters than a 64-bit count holds"
             ${HL} stats --d-model 2147483647 --heads 1 --gate elementwise)
 
 # Out-of-range model options of `train`.
@@ -81,8 +81,11 @@ expect_exit(cli.train_nan_lr_factor_refused 2 "--lr-factor: must be a finite num
             ${HL} train --lr-factor nan --steps 1)
 expect_exit(cli.train_induction_length_2_refused_up_front 2 "--length: must be from 3 to 100000 for task induction"
             ${HL} train --task induction --length 2 --steps 1)
-expect_exit(cli.mlp_demo_negative_steps_in_own_terms 2 "--steps: must be a whole number from 1 to 1000000, got '-5'"
+expect_exit(cli.mlp_demo_negative_steps_in_own_terms 2 "--steps: must be a whole number from 2 to 1000000, got '-5'"
             ${HL} mlp-demo --steps -5)
+# One step cannot show the loss falling: it was accepted, then failed every time (exit 1).
+expect_exit(cli.mlp_demo_one_step_exits_2 2 "--steps: must be a whole number from 2 to 1000000, got '1'"
+            ${HL} mlp-demo --steps 1)
 expect_exit(cli.heads_negative_seed_refused 2 "--seed: must be a whole number from 0 to 18446744073709551615"
             ${HL} heads --checkpoint x.safetensors --seed -1)
 expect_exit(cli.eval_sequences_exponent_refused 2 "--sequences: must be a whole number from 1 to 1000000000, got '1e20'"

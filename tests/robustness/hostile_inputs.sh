@@ -501,6 +501,13 @@ printf 't\000h\000e\000 \000c\000a\000t\000\n\000' > "$tmp/outputs/utf16.txt"  #
 printf 'ein\000Haus\ta house\n' > "$tmp/outputs/nul.tsv"
 check train_tsv_with_nul 1 "nul.tsv:1: a NUL byte: not a text file" -- \
   "$hl" train --task translate --train "$tmp/outputs/nul.tsv" --valid "$tmp/outputs/nul.tsv" --steps 1 --run-dir "$tmp/nul_run"
+# A translate run's default pairs are its --valid file as given; from another directory a relative
+# one is not there (read_parallel_tsv's bare "cannot open" before).
+mkdir -p "$tmp/rel" && cp "$tmp/valid.tsv" "$tmp/rel/valid_rel.tsv"
+(cd "$tmp/rel" && "$hl" train --task translate $small_translate --steps 2 --eval-every 2 --train "$tmp/train.tsv" \
+  --valid valid_rel.tsv --run-dir run > /dev/null) || exit 1
+check prune_run_valid_file_elsewhere 1 "the run's --valid file 'valid_rel.tsv' .* give the pairs with --data" -- \
+  env -C "$tmp/outputs" "$hl" prune --checkpoint "$tmp/rel/run/checkpoint.safetensors" --out "$tmp/rel_prune"
 check bleu_utf16_refused 1 "utf16.txt'?:1: holds a NUL byte: not a text file \\(UTF-16" -- \
   "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/utf16.txt"
 rm -rf "$tmp/nested" && cp -r "$tmp/copy" "$tmp/nested"
