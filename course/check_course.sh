@@ -42,14 +42,14 @@ fail() {
 
 # each_two_at_a_time FUNCTION ARG...: FUNCTION ARG for every ARG, two at a time (HEADLAB_THREADS=1:
 # one core each), each one's output kept apart and printed in ARG order once all have ended; every
-# "FAIL:" line of theirs counts as a failure here (their `fail` ran in a subshell), and so does an
-# exit status other than 0.
+# "FAIL:" line of theirs counts as a failure here (their `fail` ran in a subshell), and so does a
+# job stopped by a failing command (set -e holds in each job: it writes its .done file only at its end).
 each_two_at_a_time() {
   local fn=$1 dir i=0 j arg
   shift
   dir=$(mktemp -d)
   for arg in "$@"; do
-    { "$fn" "$arg" || echo "FAIL: $fn '$arg' ended with exit status $?"; } > "$dir/$i" 2>&1 &
+    { "$fn" "$arg"; : > "$dir/$i.done"; } > "$dir/$i" 2>&1 &
     i=$((i + 1))
     while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
   done
@@ -57,6 +57,7 @@ each_two_at_a_time() {
   for ((j = 0; j < i; j++)); do
     cat "$dir/$j"
     failures=$((failures + $(grep -c '^FAIL:' "$dir/$j" || true)))
+    [ -f "$dir/$j.done" ] || fail "$fn '${*:j+1:1}' stopped early: a command in it failed (its output is above)"
   done
   rm -rf "$dir"
 }
@@ -343,9 +344,11 @@ else
   numbered=()
   for i in "${!trap_lines[@]}"; do numbered+=("$i"$'\t'"${trap_lines[$i]}"); done
   each_two_at_a_time run_trap "${numbered[@]}"
-  for i in "${!trap_lines[@]}"; do cat "$rows/$i" >> "$table"; done
+  for i in "${!trap_lines[@]}"; do
+    [ -f "$rows/$i" ] && cat "$rows/$i" >> "$table" || echo "| ? | ${trap_lines[$i]%%$'\t'*} | **NO RESULT** |" >> "$table"
+  done
   rm -rf "$rows"
-  caught=$(( ${#trap_lines[@]} - $(grep -c 'NOT CAUGHT' "$table" || true) ))
+  caught=$(( ${#trap_lines[@]} - $(grep -c 'NOT CAUGHT\|NO RESULT' "$table" || true) ))
   echo "   $caught of ${#trap_lines[@]} wrong answers caught by their own task's cases (table: $table)"
   # docs/course.md shows the table: it must list every wrong answer (rerun and copy $table there).
   for line in "${trap_lines[@]}"; do

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/user_input.hpp"
 
 namespace headlab {
 
@@ -102,9 +103,11 @@ void check_output_location(const fs::path& path, const std::string& flag, bool m
     while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.parent_path()) folder = folder.parent_path();
   if (folder.empty()) return;  // the current directory
   if (!fs::exists(folder, ec))
-    throw ValueError(flag + ": " + quoted(path) + ": the folder " + quoted(folder) + " does not exist");
+    throw ValueError(flag + ": " + quote_clipped(path.string()) + ": the folder " + quote_clipped(folder.string()) +
+                     " does not exist");
   if (!fs::is_directory(folder, ec))
-    throw ValueError(flag + ": " + quoted(path) + ": " + quoted(folder) + " is not a directory");
+    throw ValueError(flag + ": " + quote_clipped(path.string()) + ": " + quote_clipped(folder.string()) +
+                     " is not a directory");
 }
 
 fs::path temp_path_for(const fs::path& path) { return path.string() + ".tmp." + std::to_string(::getpid()); }

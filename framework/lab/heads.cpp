@@ -17,6 +17,7 @@
 #include "headlab/core/random.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/core/task_marker.hpp"
+#include "headlab/core/user_input.hpp"
 
 namespace headlab {
 
@@ -86,7 +87,7 @@ HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask
 void check_run_valid_file(const std::string& file, bool given_by_user) {
   std::error_code ec;
   if (given_by_user || file.empty() || std::filesystem::exists(file, ec)) return;
-  throw FormatError("the run's --valid file '" + file + "' (kept in the checkpoint as given at training; a relative "
+  throw FormatError("the run's --valid file " + quote_clipped(file) + " (kept in the checkpoint as given at training; a relative "
                     "path is read from the current directory) is not there: give the pairs with --data");
 }
 

@@ -42,27 +42,28 @@ double variance_of(const std::vector<double>& x, double mean) {
   return ss / double(x.size() - 1);
 }
 
-// 1 when the largest |value| of the samples lies in [2^-300, 2^300], else the power of two 2^k that
-// brings it to [1, 2). Squared deviations of values near 1e-170 underflow to 0 (a spread read as
-// none: t = inf, p = 0), near 1e308 they overflow; t, df and p do not depend on the scale, so the
-// samples are multiplied by it (exactly: a power of two) and means and intervals divided after.
-double safe_scale(std::initializer_list<const std::vector<double>*> samples) {
+// 0 when the largest |value| of the samples lies in [2^-100, 2^100], else the k that brings it to
+// [1, 2) times 2^k. Welch's df squares the variances (fourth powers of the values): beyond 2^+-100
+// they under- or overflow (near 1e-170 the spread read as 0: t = inf, p = 0; near 1e80 df read
+// NaN). t, df and p do not depend on the scale, so the samples are multiplied by 2^k (exactly,
+// subnormal values too: ldexp) and the means, spreads and intervals by 2^-k after.
+int safe_exponent(std::initializer_list<const std::vector<double>*> samples) {
   double largest = 0;
   for (const std::vector<double>* x : samples)
     for (double v : *x) largest = std::max(largest, std::fabs(v));
-  if (largest == 0 || (largest >= 0x1p-300 && largest <= 0x1p300)) return 1;
-  return std::ldexp(1.0, -std::ilogb(largest));
+  if (largest == 0 || (largest >= 0x1p-100 && largest <= 0x1p100)) return 0;
+  return -std::ilogb(largest);
 }
 
-std::vector<double> times(const std::vector<double>& x, double scale) {
+std::vector<double> scaled(const std::vector<double>& x, int k) {
   std::vector<double> out(x);
-  for (double& v : out) v *= scale;
+  for (double& v : out) v = std::ldexp(v, k);
   return out;
 }
 
-// r with its difference and interval divided by scale (t, df and p unchanged).
-MeanDifference unscaled(MeanDifference r, double scale) {
-  r.difference /= scale, r.ci_low /= scale, r.ci_high /= scale;
+// r with its difference and interval multiplied by 2^-k (t, df and p unchanged).
+MeanDifference unscaled(MeanDifference r, int k) {
+  r.difference = std::ldexp(r.difference, -k), r.ci_low = std::ldexp(r.ci_low, -k), r.ci_high = std::ldexp(r.ci_high, -k);
   return r;
 }
 
@@ -102,9 +103,10 @@ double student_t_two_sided_p(double t, double df) {
 
 SampleSummary summarize(const std::vector<double>& x) {
   check_sample(x, 1, "summarize");
-  if (const double scale = safe_scale({&x}); scale != 1) {
-    SampleSummary s = summarize(times(x, scale));
-    s.mean /= scale, s.sd /= scale, s.ci_low /= scale, s.ci_high /= scale;
+  if (const int k = safe_exponent({&x}); k != 0) {
+    SampleSummary s = summarize(scaled(x, k));
+    s.mean = std::ldexp(s.mean, -k), s.sd = std::ldexp(s.sd, -k);
+    s.ci_low = std::ldexp(s.ci_low, -k), s.ci_high = std::ldexp(s.ci_high, -k);
     return s;
   }
   SampleSummary s;
@@ -124,8 +126,7 @@ SampleSummary summarize(const std::vector<double>& x) {
 MeanDifference welch_test(const std::vector<double>& a, const std::vector<double>& b) {
   check_sample(a, 2, "welch_test");
   check_sample(b, 2, "welch_test");
-  if (const double scale = safe_scale({&a, &b}); scale != 1)
-    return unscaled(welch_test(times(a, scale), times(b, scale)), scale);
+  if (const int k = safe_exponent({&a, &b}); k != 0) return unscaled(welch_test(scaled(a, k), scaled(b, k)), k);
   const double ma = mean_of(a), mb = mean_of(b);
   const double va = variance_of(a, ma) / double(a.size()), vb = variance_of(b, mb) / double(b.size());
   const double se = std::sqrt(va + vb);
@@ -140,12 +141,10 @@ MeanDifference paired_test(const std::vector<double>& a, const std::vector<doubl
                      " values; a pair needs one of each");
   check_sample(a, 2, "paired_test");
   check_sample(b, 2, "paired_test");
+  // Scaled before the differences: 1e308 - (-1e308) would overflow.
+  if (const int k = safe_exponent({&a, &b}); k != 0) return unscaled(paired_test(scaled(a, k), scaled(b, k)), k);
   std::vector<double> d(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
-  if (const double scale = safe_scale({&d}); scale != 1) {
-    const std::vector<double> ds = times(d, scale), zeros(d.size(), 0.0);
-    return unscaled(paired_test(ds, zeros), scale);
-  }
   const double md = mean_of(d);
   return t_test(md, std::sqrt(variance_of(d, md) / double(d.size())), double(d.size() - 1));
 }

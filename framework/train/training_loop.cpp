@@ -278,14 +278,11 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     // A diverged run keeps the checkpoint of its last finite step, never non-finite weights.
     if (state.weights_finite) save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
     const std::vector<MetricRow> rows = read_metrics(run_file(o, "metrics.jsonl"));
-    RunCurves curves;
     try {
-      curves = run_curves(rows, o.task);
-    } catch (const FormatError& e) {  // a row edited by hand: "metrics row N: 'loss' is a text, ..."
-      throw FormatError("train: " + run_file(o, "metrics.jsonl") + ": " + e.what() +
-                        " (the checkpoint is saved; loss.svg is not drawn)");
+      write_file_atomic(run_file(o, "loss.svg"), run_curves(rows, o.task).svg, "train");
+    } catch (const FormatError& e) {  // a row edited by hand: the picture is left out, never the run's end
+      log << "warning: " << run_file(o, "metrics.jsonl") << ": " << e.what() << "; loss.svg is not drawn\n";
     }
-    write_file_atomic(run_file(o, "loss.svg"), curves.svg, "train");
   }
   result.steps_done = st.step;
   result.losses = st.losses;

@@ -97,7 +97,8 @@ TEST_CASE("statistics: a sample's scale changes no t, df or p (values near 1e-17
   const std::vector<double> a = {1, 3, 2.5}, b = {2, 4, 3.5, 5};
   const MeanDifference welch = welch_test(a, b), paired = paired_test(a, {2, 4.5, 3});
   const SampleSummary summary = summarize(a);
-  for (double scale : {1e-170, 1e-300, 1e200, 1e305}) {
+  // Past 2^+-100 Welch's df (fourth powers) would under- or overflow; 1e-310 is subnormal.
+  for (double scale : {1e-170, 1e-300, 1e200, 1e305, 1e80, 1e-85, 1e-90, 1e-310}) {
     CAPTURE(scale);
     std::vector<double> sa, sb;
     for (double v : a) sa.push_back(v * scale);
@@ -119,6 +120,10 @@ TEST_CASE("statistics: a sample's scale changes no t, df or p (values near 1e-17
   }
   // Squared deviations past the largest double: the sd (1.2e308) is still a number (it read inf).
   CHECK(summarize({1.7e308, 0.0}).sd == doctest::Approx(1.7e308 / std::sqrt(2.0)));
+  // Pairs of opposite sign near the largest double: their differences are taken scaled.
+  const MeanDifference far = paired_test({1e308, -1e308, 5e307}, {-1e308, 1e308, 0.0});
+  CHECK(std::isfinite(far.t));
+  CHECK(far.p == doctest::Approx(paired_test({1, -1, 0.5}, {-1, 1, 0}).p));
 }
 
 TEST_CASE("statistics: Holm's adjustment keeps the order and is monotone in the sorted p-values") {

@@ -25,8 +25,8 @@ double student_t_two_sided_p(double t, double df);          // 2 P(T > |t|)
 struct SampleSummary {
   std::size_t n = 0;
   double mean = 0, sd = 0;        // sd NaN when n < 2
-  double ci_low = 0, ci_high = 0;  // the 95% t-interval; NaN when n < 2 (an end is inf where it
-                                   // passes 1.8e308)
+  double ci_low = 0, ci_high = 0;  // the 95% t-interval; NaN when n < 2 (the sd and an end are inf
+                                   // where they pass 1.8e308)
 };
 // ValueError for an empty sample or a value that is not finite.
 SampleSummary summarize(const std::vector<double>& values);
@@ -38,8 +38,9 @@ struct MeanDifference {
 };
 // ValueError when a sample has fewer than 2 values or one is not finite; both samples constant and
 // equal give t = 0, p = 1; constant but different, |t| = infinity, p = 0. Values far from 1 (beyond
-// 2^+-300, where squared deviations under- or overflow) are tested scaled by a power of two: t, df
-// and p are those of any other scale, the difference and its interval are scaled back.
+// 2^+-100, where Welch's df, of fourth powers, would under- or overflow) are tested scaled by a
+// power of two: t, df and p are those of any other scale, the difference and its interval are
+// scaled back (an end past 1.8e308 is inf).
 MeanDifference welch_test(const std::vector<double>& a, const std::vector<double>& b);
 // a[i] and b[i] are a pair (the same seed): ValueError when the sizes differ or n < 2.
 MeanDifference paired_test(const std::vector<double>& a, const std::vector<double>& b);
