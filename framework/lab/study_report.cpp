@@ -54,8 +54,6 @@ std::string fact(const StudyRun& run, const std::string& key) {
   return it == run.facts.end() ? std::string() : it->second;
 }
 
-// Text from a recipe, a CSV or a run's summary.json in report.md (headlab/report/text_table.hpp).
-std::string markdown_text(const std::string& text) { return markdown_inline(text); }
 
 std::string number_or_empty(double v) { return std::isnan(v) ? std::string() : exact_number(v); }
 
@@ -327,21 +325,21 @@ std::string study_comparisons_csv(const StudyReport& report) {
 std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& report,
                                   const std::vector<StudyRun>& runs, const std::vector<std::string>& missing) {
   std::ostringstream md;
-  md << "# " << markdown_text(recipe.title.empty() ? recipe.path.stem().string() : recipe.title) << "\n\n";
+  md << "# " << markdown_inline(recipe.title.empty() ? recipe.path.stem().string() : recipe.title) << "\n\n";
   md << "Recipe: `" << recipe.path.filename().string() << "` (" << recipe.cells.size() << " cells x "
      << recipe.seeds.size() << " seeds, " << recipe.threads << (recipe.threads == 1 ? " thread" : " threads")
      << " a run). Written by `headlab study report`.\n\n";
-  if (!recipe.confirms.empty()) md << "- **Confirms:** " << markdown_text(recipe.confirms) << "\n";
-  if (!recipe.refutes.empty()) md << "- **Refutes:** " << markdown_text(recipe.refutes) << "\n";
+  if (!recipe.confirms.empty()) md << "- **Confirms:** " << markdown_inline(recipe.confirms) << "\n";
+  if (!recipe.refutes.empty()) md << "- **Refutes:** " << markdown_inline(recipe.refutes) << "\n";
   md << "- **Rule:** a difference is mean(A) - mean(B). Confirmed when the Holm-adjusted p < 0.05 and its "
         "95% CI lies beyond the confirm bound; refuted when the CI lies inside ±R (refute within R) or beyond "
         "the refute bound, or wholly on the other side of 0 from the confirm bound with p < 0.05; otherwise "
         "unresolved.\n\n";
   for (const std::string& metric : recipe.metrics) {
-    md << "## " << markdown_text(metric) << "\n\n| cell | n | mean ± sd | 95% CI |\n|---|---|---|---|\n";
+    md << "## " << markdown_inline(metric) << "\n\n| cell | n | mean ± sd | 95% CI |\n|---|---|---|---|\n";
     for (const StudyCellSummary& s : report.cells) {
       if (s.metric != metric) continue;
-      md << "| " << markdown_text(s.cell) << " | " << s.n << " | "
+      md << "| " << markdown_inline(s.cell) << " | " << s.n << " | "
          << (s.n == 0 ? std::string("—") : readable_number(s.mean, 4) + (s.n > 1 ? " ± " + readable_number(s.sd, 3) : ""))
          << " | " << (s.n > 1 ? "[" + readable_number(s.ci_low, 4) + ", " + readable_number(s.ci_high, 4) + "]" : "—")
          << " |\n";
@@ -361,12 +359,12 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
       if (c.refute_sign)
         criteria += (criteria.empty() ? "" : "; ") + (std::string("refute ") + c.refute_sign + " " + exact_number(c.refute_bound));
       const bool paired = r.test == "paired";
-      md << "| " << markdown_text(c.label()) << " | " << markdown_text(c.metric) << " | "
+      md << "| " << markdown_inline(c.label()) << " | " << markdown_inline(c.metric) << " | "
          << with_interval(r.difference, paired ? r.paired_ci_low : r.ci_low, paired ? r.paired_ci_high : r.ci_high)
          << " | " << readable_number(paired ? r.paired_t : r.welch_t, 4) << " | "
          << readable_number(paired ? double(r.n_a - 1) : r.df, 4) << " | "
          << readable_number(paired ? r.paired_p : r.welch_p, 3) << " | " << readable_number(r.p_holm, 3) << " | "
-         << (criteria.empty() ? "—" : criteria) << " | **" << markdown_text(r.verdict) << "**"
+         << (criteria.empty() ? "—" : criteria) << " | **" << markdown_inline(r.verdict) << "**"
          << (r.test.empty() ? "" : " (" + r.test + ")") << " |\n";
     }
     md << "\n";
@@ -379,12 +377,12 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
   }
   std::string cpu_list;
   for (const std::string& c : cpus) cpu_list += (cpu_list.empty() ? "" : ", ") + (c.empty() ? "unrecorded" : c);
-  md << "Runs: " << runs.size() << " finished; CPU: " << (cpu_list.empty() ? "none" : markdown_text(cpu_list)) << "; "
+  md << "Runs: " << runs.size() << " finished; CPU: " << (cpu_list.empty() ? "none" : markdown_inline(cpu_list)) << "; "
      << recipe.threads << (recipe.threads == 1 ? " thread" : " threads") << " a run; training time "
      << readable_number(seconds, 3) << " s in all.\n";
   if (!missing.empty()) {
     md << "\nNot finished (left out of every number above): ";
-    for (std::size_t i = 0; i < missing.size(); ++i) md << (i ? ", " : "") << markdown_text(missing[i]);
+    for (std::size_t i = 0; i < missing.size(); ++i) md << (i ? ", " : "") << markdown_inline(missing[i]);
     md << ".\n";
   }
   return md.str();
