@@ -12,7 +12,6 @@
 #include "headlab/data/text.hpp"
 #include "headlab/ops/ops.hpp"
 #include "headlab/lab/alignment.hpp"
-#include "headlab/lab/heads.hpp"
 #include "headlab/train/copy_task.hpp"
 #include "headlab/train/translate_task.hpp"
 #include "headlab/train/induction_task.hpp"
@@ -192,9 +191,9 @@ std::optional<TranslateRow> translate_row(const LoadedModel& m, const ParallelPa
 }
 
 CircuitProbe translate_probe(const LoadedModel& m, const CircuitProbeOptions& p) {
-  const std::string file = p.data.empty() ? m.options.valid_file : p.data;
-  if (file.empty()) throw ValueError("circuit probe: the run names no --valid file: give pairs with gold alignments (--data)");
-  check_run_valid_file(file, !p.data.empty());
+  if (p.data.empty() && m.options.valid_file.empty())
+    throw ValueError("circuit probe: the run names no --valid file: give pairs with gold alignments (--data)");
+  const std::string file = run_evaluation_file(m, p.data);
   std::vector<TranslateRow> rows;
   for (const ParallelPair& pair : read_parallel_tsv(file)) {
     if (rows.size() == p.count) break;

@@ -84,13 +84,6 @@ HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask
 }
 
 // ---- The task behind pruning -----------------------------------------------------------------
-void check_run_valid_file(const std::string& file, bool given_by_user) {
-  std::error_code ec;
-  if (given_by_user || file.empty() || std::filesystem::exists(file, ec)) return;
-  throw FormatError("the run's --valid file " + quote_clipped(file) + " (kept in the checkpoint as given at training; a relative "
-                    "path is read from the current directory) is not there: give the pairs with --data");
-}
-
 HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::string& data_file, std::uint64_t draw)
     : model_(model), sites_(attention_sites(model)) {
   TrainOptions o = model.options;  // its seed moved for another draw of held-out sequences
@@ -129,8 +122,7 @@ HeadLabTask::HeadLabTask(LoadedModel& model, std::size_t sequences, const std::s
     return;
   }
   metric_name_ = "BLEU";
-  const std::string file = data_file.empty() ? o.valid_file : data_file;
-  check_run_valid_file(file, !data_file.empty());
+  const std::string file = run_evaluation_file(model, data_file);
   std::vector<ParallelPair> pairs = read_parallel_tsv(file);
   if (sequences && pairs.size() > sequences) pairs.resize(sequences);
   for (const auto& p : pairs) {

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstring>
 #include <cstdint>
+#include <filesystem>
 #include <iomanip>
 #include <random>
 #include <sstream>
 
+#include "headlab/core/sha256.hpp"
 #include "headlab/core/user_input.hpp"
 #include "headlab/train/memory_estimate.hpp"
 
@@ -324,6 +326,16 @@ void check_model_memory(const LoadedModel& m, const TensorFile& file, double lim
                "its options (layers " + std::to_string(m.options.layers) + ", d_model " + std::to_string(m.options.d_model) +
                    ", length " + std::to_string(m.options.length) + ") are too large for this machine");
 }
+
+// A SHA-256 in the metadata under `key`: 64 lowercase hex digits, "" when the key is absent.
+std::string saved_sha256(const TensorFile& file, const std::string& key) {
+  const auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) return "";
+  const std::string& hex = it->second;
+  const bool well_formed = hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!well_formed) throw FormatError("checkpoint " + file.source + ": metadata '" + key + "' is not a SHA-256 (64 hex digits)");
+  return hex;
+}
 }  // namespace
 
 LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
@@ -337,6 +349,7 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
     if (out.options.task == Task::translate) {
       out.src_vocab = saved_vocabulary(file, "src_vocab");
       out.tgt_vocab = saved_vocabulary(file, "tgt_vocab");
+      out.valid_sha256 = saved_sha256(file, "valid_sha256");
       const bool subwords = out.options.tokenizer == "bpe";
       if (out.src_vocab.has_subwords() != subwords || out.tgt_vocab.has_subwords() != subwords)
         throw FormatError("checkpoint " + file.source + ": the options say tokenizer " + out.options.tokenizer + " but the metadata " +
@@ -368,5 +381,16 @@ LoadedModel load_trained_model(const TensorFile& file, double memory_limit) {
   return out;
 }
 
+std::string run_evaluation_file(const LoadedModel& model, const std::string& data) {
+  if (!data.empty()) return data;
+  const std::string& file = model.options.valid_file;
+  const std::string where = "the run's --valid file " + quote_clipped(file) +
+                            " (kept in the checkpoint as given at training; a relative path is read from the current directory)";
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) throw FormatError(where + " is not there: give the pairs with --data");
+  if (!model.valid_sha256.empty() && sha256_file_hex(file) != model.valid_sha256)
+    throw FormatError(where + " is not the file the model was trained with (its SHA-256 differs): give the pairs with --data");
+  return file;
+}
 
 }  // namespace headlab

@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/sha256.hpp"
 #include "headlab/train/checkpoint.hpp"
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/translate_task.hpp"
@@ -102,6 +103,7 @@ TranslationData load_translation_data(const TrainOptions& o, std::ostream& log) 
   TranslationData d;
   const std::vector<ParallelPair> train_text = read_parallel_tsv(o.train_file);
   d.valid_text = read_parallel_tsv(o.valid_file);
+  d.valid_sha256 = sha256_file_hex(o.valid_file);
   if (!o.test_file.empty()) d.test_text = read_parallel_tsv(o.test_file);
   d.showcase_file = showcase_path(o);
   if (!d.showcase_file.empty()) d.showcase = read_parallel_tsv(d.showcase_file);
@@ -142,11 +144,11 @@ TranslationData load_translation_data(const TrainOptions& o, std::ostream& log) 
   return d;
 }
 
-// The checkpoint's metadata for the vocabularies: their tokens, and with subwords their merges.
-std::map<std::string, std::string> vocabulary_metadata(const Vocabulary& src, const Vocabulary& tgt) {
-  std::map<std::string, std::string> extras{{"src_vocab", src.to_text()}, {"tgt_vocab", tgt.to_text()}};
-  if (src.has_subwords()) extras["src_merges"] = src.subwords().to_text();
-  if (tgt.has_subwords()) extras["tgt_merges"] = tgt.subwords().to_text();
+std::map<std::string, std::string> translation_metadata(const TranslationData& d) {
+  std::map<std::string, std::string> extras{
+      {"src_vocab", d.src_vocab.to_text()}, {"tgt_vocab", d.tgt_vocab.to_text()}, {"valid_sha256", d.valid_sha256}};
+  if (d.src_vocab.has_subwords()) extras["src_merges"] = d.src_vocab.subwords().to_text();
+  if (d.tgt_vocab.has_subwords()) extras["tgt_merges"] = d.tgt_vocab.subwords().to_text();
   return extras;
 }
 

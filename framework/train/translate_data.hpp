@@ -19,6 +19,7 @@ struct TranslationData {
   std::vector<EncodedPair> train, valid;
   std::vector<ParallelPair> valid_text, test_text, showcase;
   std::string showcase_file;  // "" when there is none
+  std::string valid_sha256;   // of the --valid file as read, saved in the checkpoint (run_evaluation_file)
   std::size_t skipped_long = 0;
 };
 
@@ -28,7 +29,8 @@ struct TranslationData {
 // test and showcase pair checked to fit (ValueError naming file and line). Logs one summary line.
 TranslationData load_translation_data(const TrainOptions& options, std::ostream& log);
 
-// The checkpoint's metadata for the vocabularies: their tokens, and with subwords their merges.
-std::map<std::string, std::string> vocabulary_metadata(const Vocabulary& src, const Vocabulary& tgt);
+// The checkpoint's metadata: the vocabularies' tokens (with subwords their merges) and the
+// --valid file's SHA-256 ("valid_sha256").
+std::map<std::string, std::string> translation_metadata(const TranslationData& d);
 
 }  // namespace headlab::detail

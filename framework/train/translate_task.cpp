@@ -139,7 +139,7 @@ class TranslateTask : public detail::TrainingTask {
       : o_(o),
         data_(detail::load_translation_data(o, log)),
         model_(o.model_config(data_.src_vocab.size(), data_.tgt_vocab.size()), init_rng),
-        checkpoint_extras_(detail::vocabulary_metadata(data_.src_vocab, data_.tgt_vocab)) {
+        checkpoint_extras_(detail::translation_metadata(data_)) {
     detail::xavier_matrices(model_, init_rng);
     for (const auto& rows : token_budget_batches(data_.train, o.max_tokens)) batches_.push_back(make_batch(data_.train, rows));
     greedy_.beam = 1;

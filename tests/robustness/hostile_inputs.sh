@@ -508,6 +508,12 @@ mkdir -p "$tmp/rel" && cp "$tmp/valid.tsv" "$tmp/rel/valid_rel.tsv"
   --valid valid_rel.tsv --run-dir run > /dev/null) || exit 1
 check prune_run_valid_file_elsewhere 1 "the run's --valid file 'valid_rel.tsv' .* give the pairs with --data" -- \
   env -C "$tmp/outputs" "$hl" prune --checkpoint "$tmp/rel/run/checkpoint.safetensors" --out "$tmp/rel_prune"
+# Another directory's valid_rel.tsv is another file (its SHA-256 differs from the checkpoint's): it
+# was scored without a word before.
+printf 'ein Haus\ta house\n' > "$tmp/outputs/valid_rel.tsv"
+check prune_run_valid_file_differs 1 "the run's --valid file 'valid_rel.tsv' .* is not the file the model was trained with" -- \
+  env -C "$tmp/outputs" "$hl" prune --checkpoint "$tmp/rel/run/checkpoint.safetensors" --out "$tmp/rel_prune"
+rm "$tmp/outputs/valid_rel.tsv"
 check bleu_utf16_refused 1 "utf16.txt'?:1: holds a NUL byte: not a text file \\(UTF-16" -- \
   "$hl" bleu --ref "$tmp/outputs/plain.txt" --hyp "$tmp/outputs/utf16.txt"
 rm -rf "$tmp/nested" && cp -r "$tmp/copy" "$tmp/nested"

@@ -182,6 +182,34 @@ TEST_CASE("translate: --resume refuses a corpus whose vocabulary differs from th
   CHECK_THROWS_WITH_AS(train(o, log), doctest::Contains("'a' there, 'b' here"), ValueError);
 }
 
+TEST_CASE("translate: the run's --valid file is the default pairs only while it is the file it trained with") {
+  // Before: prune, patch and attribute read the run's --valid path as given at training; another
+  // file there (edited, or a relative path from another directory) was scored without a word.
+  TempDir dir("valid_sha");
+  TrainOptions o = small_translate(dir, "a b\tx y\nb a\ty x\n", "");
+  std::ostringstream log;
+  train(o, log);
+  const std::string checkpoint = dir.file("run/checkpoint.safetensors");
+  const LoadedModel m = load_trained_model(checkpoint);
+  CHECK(m.valid_sha256.size() == 64);
+  CHECK(run_evaluation_file(m, "") == o.valid_file);
+  CHECK(run_evaluation_file(m, "other.tsv") == "other.tsv");  // --data given: used as it is
+  dir.write("valid.tsv", "b a\ty x\n");
+  CHECK_THROWS_WITH_AS(run_evaluation_file(m, ""), doctest::Contains("is not the file the model was trained with"), FormatError);
+  CHECK_THROWS_WITH_AS(run_evaluation_file(m, ""), doctest::Contains("give the pairs with --data"), FormatError);
+  fs::remove(o.valid_file);
+  CHECK_THROWS_WITH_AS(run_evaluation_file(m, ""), doctest::Contains("is not there: give the pairs with --data"), FormatError);
+
+  TensorFile file = load_safetensors(checkpoint);
+  file.metadata["valid_sha256"] = "not a hash";
+  CHECK_THROWS_WITH_AS(load_trained_model(file), doctest::Contains("metadata 'valid_sha256' is not a SHA-256"), FormatError);
+  file.metadata.erase("valid_sha256");  // a checkpoint from before the hash: the file is taken as it is
+  const LoadedModel old = load_trained_model(file);
+  CHECK(old.valid_sha256.empty());
+  dir.write("valid.tsv", "b a\ty x\n");
+  CHECK(run_evaluation_file(old, "") == o.valid_file);
+}
+
 TEST_CASE("translate: every --test sentence is length-checked before step 1, naming FILE:LINE") {
   // Before: a --test file with an over-long line was refused only after all training, without the
   // file's name ("sentence 2 has ..."), and no summary was written.

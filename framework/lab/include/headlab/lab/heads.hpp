@@ -143,17 +143,12 @@ struct HeadImportance {
 HeadImportance head_importance(std::vector<AttentionSite>& sites, const HeadMask& mask, std::size_t batches,
                                const std::function<Tensor<float>(std::size_t)>& batch_loss);
 
-// A translate model's default evaluation pairs are its run's --valid file, kept in the checkpoint as
-// given (a relative path is read from the current directory). given_by_user = false (no --data):
-// FormatError "the run's --valid file 'F' (kept in the checkpoint ...) is not there: give --data"
-// when F is no file here, instead of read_parallel_tsv's bare "cannot open".
-void check_run_valid_file(const std::string& file, bool given_by_user);
-
 // What pruning measures on a checkpoint's task: the evaluation loss (mean token
 // NLL, no smoothing) and the task's metric (copy: held-out exact match; induction:
 // repeated-half accuracy; translate: greedy BLEU x100), on:
 //   copy / induction: `sequences` held-out sequences of the run (its own seed);
-//   translate: the first `sequences` pairs (0 = all) of data_file (default: the run's --valid).
+//   translate: the first `sequences` pairs (0 = all) of data_file (default: the run's --valid,
+//   run_evaluation_file).
 class HeadLabTask {
  public:
   // draw: which held-out draw of sequences (copy, induction, recall): 0 the run's own held-out

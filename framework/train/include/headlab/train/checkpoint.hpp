@@ -71,10 +71,17 @@ struct LoadedModel {
   std::size_t step = 0;
   Vocabulary src_vocab, tgt_vocab;  // translation models (the copy task has none)
   LmVocabulary lm_vocab;            // language models (task lm): characters or words
+  std::string valid_sha256;         // translate: the SHA-256 of its --valid file ("" before 2026-12-07)
 };
 LoadedModel load_trained_model(const std::string& checkpoint_path);
 // The same on a checkpoint already in memory (parse_safetensors_bytes; a fuzzing entry point).
 // memory_limit: the bytes the model may need (memory_estimate.hpp); 0 = the available memory.
 LoadedModel load_trained_model(const TensorFile& checkpoint, double memory_limit = 0);
+
+// The pairs file a translate model is scored on: `data` when given, else its run's --valid file as
+// given at training (a relative path is read from the current directory). FormatError, telling the
+// user to give --data, when that file is not there or is not the file the model was trained with
+// (its SHA-256 differs from the checkpoint's valid_sha256).
+std::string run_evaluation_file(const LoadedModel& model, const std::string& data);
 
 }  // namespace headlab
