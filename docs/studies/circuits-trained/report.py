@@ -69,7 +69,7 @@ def main():
     elif n - count("a1") >= 3 or n - count("a2") >= 3:
         verdict = "refuted"
     else:
-        verdict = "agreement with exceptions"
+        verdict = "unresolved (the recipe's \"agreement with the exceptions named\")"
 
     by = {r["metric"]: r for r in summary}
     ci = lambda k, d=2: f'{fmt(by[k]["mean"], d)} [{fmt(by[k]["ci95_low"], d)}, {fmt(by[k]["ci95_high"], d)}]'
