@@ -50,6 +50,8 @@ std::unique_ptr<ProgressReporter> make_progress(const TrainOptions& o, std::size
 // its own thread (headlab/core/data_parallel.hpp): the same sum, over parts as well as batches.
 // A loss that is not finite is a NumericalError naming the step, before that batch's gradient
 // reaches the parameters; with --stop-on-divergence it is returned with finite = false instead.
+// A stop request (Ctrl-C, SIGTERM) between two batches returns interrupted = true at once: a step of
+// a million batches must not outlive the signal.
 StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::size_t step, Generator& data_rng,
                                Generator& dropout_rng) {
   auto finite = [&](double value) {
@@ -64,6 +66,11 @@ StepLoss accumulated_step_loss(TrainingTask& task, const TrainOptions& o, std::s
   double weighted_sum = 0;
   std::size_t tokens = 0;
   for (std::size_t k = 0; k < o.grad_accum; ++k) {
+    if (k > 0 && stop_requested()) {
+      StepLoss dropped;
+      dropped.interrupted = true;
+      return dropped;
+    }
     const std::size_t rows = task.draw_batch((step - 1) * o.grad_accum + k + 1, data_rng);
     const std::size_t parts = data_parallel_parts(rows);
     if (parts > 1) {  // the gradient of the sum over the batch's tokens, part by part
@@ -216,7 +223,18 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     const auto step_start = Clock::now();
     // One update: the step's loss and gradients, clipping by global norm, lr(step), the optimiser.
     optimizer.zero_grad();
+    const Generator data_before = data_rng, dropout_before = dropout_rng;
     const StepLoss step = accumulated_step_loss(task, o, st.step + 1, data_rng, dropout_rng);
+    if (step.interrupted) {  // the partial step is dropped: the checkpoint resumes as after step st.step
+      data_rng = data_before;
+      dropout_rng = dropout_before;
+      optimizer.zero_grad();
+      state.interrupted = true;
+      clear_stop_request();
+      log << "interrupted during step " << st.step + 1 << " (its partial gradient dropped); the run stands at step "
+          << st.step << "\n";
+      break;
+    }
     if (!step.finite) {  // --stop-on-divergence: this step's loss is not finite; the weights are the last step's
       state.diverged_step = st.step + 1;
       break;

@@ -60,6 +60,7 @@ struct StepLoss {
   Tensor<float> loss;
   std::size_t tokens = 0;
   bool finite = true;
+  bool interrupted = false;  // a stop request between two of --grad-accum's batches: the step is dropped
 };
 
 // --select as a metrics row key and a direction: valid_loss -> "valid_loss", lowest; bleu ->

@@ -580,6 +580,11 @@ check explore_probe_over_max_memory 2 "explore --probe-sequences 100000 needs ab
 check heads_max_memory_not_a_size 2 "--max-memory: 'lots' is not a memory size" -- \
   "$hl" heads --checkpoint "$tr_ckpt" --max-memory lots --out "$tmp/heads_lots"
 
+# Ctrl-C during a step of a billion accumulated batches: the stop is taken between two batches (the
+# step used to run on for minutes, deaf to SIGINT and SIGTERM alike).
+check train_interrupted_inside_grad_accum 0 "interrupted during step 1 \\(its partial gradient dropped\\)" -- \
+  sh -c 'timeout -s INT -k 10 2 "$@"; echo "exit $?"' sh "$hl" train --task copy --d-model 16 --heads 2 --ff 32 \
+  --layers 1 --batch 4 --steps 3 --progress none --grad-accum 1000000000 --run-dir "$tmp/grad_accum_stop"
 echo "== faults: a full disk (a file size limit) and a second process on one run directory"
 full=(sh -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' sh)  # at most 8 blocks written per file
 check heads_full_disk 1 "heads|No space|too large|File too large" -- "${full[@]}" "$hl" heads --checkpoint "$ckpt" \
