@@ -44,6 +44,8 @@ CLI::App* add_study_command(CLI::App& app, StudyOptions& o) {
   runs->excludes(csv);
   report->add_option("--out", o.out, "where the files go (default: the --runs directory; needed with --from-csv)");
   report->add_option("--commit", o.commit, "the commit of the binary that trained, for runs.csv");
+  report->add_flag("--overwrite", o.overwrite, "replace the report files of an --out folder that is neither the --runs "
+                                               "directory nor the recipe's own folder");
   report->add_flag("--quick", o.quick, "report the runs of `study run --quick` (marked as a check of the "
                                        "pipeline, not a result)");
   return study;
@@ -174,11 +176,23 @@ int study_report(const StudyOptions& o) {
     if (!o.from_csv.empty()) inputs.push_back(o.from_csv);
     for (const char* name : {"runs.csv", "summary.csv", "comparisons.csv", "report.md", "chart.svg"})
       check_output_file(out / name, inputs, "--out");
+    // The report's own folders are the runs' and the recipe's; elsewhere a report.md is someone's.
+    const auto same = [](const fs::path& a, const fs::path& b) {
+      std::error_code e;
+      return fs::equivalent(a, b, e);
+    };
+    const bool own = (!o.runs.empty() && same(out, o.runs)) || same(out, recipe.path.parent_path());
+    if (!own && !o.overwrite)
+      for (const char* name : {"runs.csv", "summary.csv", "comparisons.csv", "report.md", "chart.svg"})
+        if (fs::exists(out / name, ec))
+          throw ValueError("--out " + quote_clipped(out.string()) + " holds " + name +
+                           " already (not the --runs directory or the recipe's folder): give --overwrite to replace it");
   }
   std::vector<StudyRun> runs;
   std::vector<std::string> missing;
   if (!o.from_csv.empty()) {
     runs = read_study_runs_csv(recipe, o.from_csv);
+    if (runs.empty()) throw ValueError("--from-csv " + quote_clipped(o.from_csv) + ": no run in it; nothing written");
     for (const StudyCell& cell : recipe.cells)
       for (std::uint64_t seed : recipe.seeds) {
         bool found = false;

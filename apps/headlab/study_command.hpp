@@ -41,6 +41,7 @@ struct StudyOptions {
   std::string out;         // report: where the files go ("" = DIR)
   std::string from_csv;    // report: a measured runs.csv instead of the run directories
   std::string commit;      // report: the commit of the binary that trained, for runs.csv
+  bool overwrite = false;  // report: replace report files in an --out that is neither the runs' nor the recipe's folder
 };
 
 // Adds `study` with its `run` and `report` subcommands; returns `study` (true once parsed).

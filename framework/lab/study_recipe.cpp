@@ -98,6 +98,16 @@ void read_criterion(const std::string& text, const std::string& where, StudyComp
   }
 }
 
+// A confirm and a refute bound on the same side (confirm > X with refute > Y, or < with <) are
+// contradictory: every interval far enough out meets both. Bounds on opposite sides may overlap in
+// a band (confirm < 0 with refute within 0.01: a significant but negligible difference); there the
+// confirm criterion decides (verdict_of), as the recipes that use such a band declare.
+void check_criteria_apart(const StudyComparison& c, const std::string& where) {
+  if (c.confirm_sign && c.confirm_sign == c.refute_sign)
+    throw ValueError(where + ": compare: " + quote_clipped(c.text) + ": confirm " + c.confirm_sign + " and refute " +
+                     c.refute_sign + " point the same way: every interval far enough out would meet both");
+}
+
 // "A vs B on METRIC | confirm > X | refute within R".
 StudyComparison read_comparison(const std::string& text, const std::string& where) {
   StudyComparison c;
@@ -113,6 +123,7 @@ StudyComparison read_comparison(const std::string& text, const std::string& wher
     throw ValueError(where + ": compare: expected 'A vs B on METRIC [| confirm > X] [| refute within R]', got " +
                      quote_clipped(text));
   for (std::size_t i = 1; i < parts.size(); ++i) read_criterion(parts[i], where, c);
+  check_criteria_apart(c, where);
   return c;
 }
 
@@ -193,6 +204,7 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
   r.train = parse_config_text(text, path);  // the [train] section, and every line checked
   std::set<std::string> seen;
   std::set<std::string> cell_names;
+  std::map<std::string, std::string> compared;  // "A\nB\nmetric" (A < B) -> the line that compares them
   for (const StudyLine& line : study_lines(text, path)) {
     const std::string& key = line.key;
     const std::string& where = line.where;
@@ -241,6 +253,11 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
     } else if (key == "compare") {
       StudyComparison c = read_comparison(line.value, where);
       c.text = line.value;
+      // A vs B and B vs A on one metric are one comparison: twice, it would count twice in Holm's correction.
+      const std::string pair = std::min(c.a, c.b) + "\n" + std::max(c.a, c.b) + "\n" + c.metric;
+      if (const auto [first, fresh] = compared.emplace(pair, where); !fresh)
+        throw ValueError(where + ": compare: " + c.a + " and " + c.b + " on " + c.metric + " are compared already at " +
+                         first->second);
       r.comparisons.push_back(c);
     } else if (key == "test") {
       if (line.value != "welch" && line.value != "paired")

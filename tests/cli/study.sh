@@ -104,6 +104,21 @@ unpinned)
   expect 2 "span more than a double holds" "$hl" study report "$work/pinned.ini" --from-csv "$work/huge.csv" \
     --out "$work/huge"
   [ ! -e "$work/huge" ] || fail "a refused report made its --out directory"
+  # A runs.csv of a header alone: refused (it wrote a report of n = 0 everywhere).
+  printf 'cell,seed,accuracy,valid_loss\n' > "$work/header_only.csv"
+  expect 2 "--from-csv .*header_only.csv': no run in it" "$hl" study report "$work/pinned.ini" \
+    --from-csv "$work/header_only.csv" --out "$work/empty_report"
+  [ ! -e "$work/empty_report" ] || fail "a refused report made its --out directory"
+  # An --out folder that is someone else's: its report.md is replaced only with --overwrite.
+  printf 'cell,seed,accuracy,valid_loss\nh1,1,0.5,1\nh1,2,0.6,1\nh2,1,0.7,1\nh2,2,0.8,1\n' > "$work/small.csv"
+  mkdir -p "$work/notes" && echo "my notes" > "$work/notes/report.md"
+  expect 2 "--out .*notes' holds report.md already .*give --overwrite" "$hl" study report "$work/pinned.ini" \
+    --from-csv "$work/small.csv" --out "$work/notes"
+  grep -q "^my notes$" "$work/notes/report.md" || fail "a refused report replaced report.md"
+  expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work/notes" --overwrite
+  # Its own folders (the recipe's, the runs'): replaced as before.
+  expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work"
+  expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work"
   ;;
 cluster)
   write_recipe "$work/recipe.ini"

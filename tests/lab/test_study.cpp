@@ -121,6 +121,12 @@ TEST_CASE("study recipe: refusals name FILE:LINE and the key") {
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nquick = --steps\n", ": --steps needs a value"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\ncell = y\ncompare = x vs y on a | confirm > 1 | confirm < 2\n",
        "a second confirm criterion"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\ncell = y\ncompare = x vs y on a | confirm > 0.05 | refute > 0.01\n",
+       "confirm > and refute > point the same way"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\ncell = y\ncompare = x vs y on a | confirm < 0 | refute < 1\n",
+       "confirm < and refute < point the same way"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\ncell = y\ncompare = x vs y on a\ncompare = y vs x on a | confirm > 0\n",
+       "compare: y and x on a are compared already at r.ini:"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = chance\n", ": baseline: must be a finite number, got 'chance'"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = nan uniform\n", "baseline: must be a finite number"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nbaseline = 0.25\n", "baseline: name it after its value"},
@@ -132,6 +138,13 @@ TEST_CASE("study recipe: refusals name FILE:LINE and the key") {
     CHECK_THROWS_WITH_AS(parse_study_recipe(pinned_recipe(c.study), "r.ini"), doctest::Contains(c.message.c_str()),
                          ValueError);
   }
+  // Criteria on opposite sides may share a band (a significant but negligible difference), and one
+  // pair of cells may be compared on two metrics.
+  const StudyRecipe band = parse_study_recipe(
+      pinned_recipe("seeds = 1\nthreads = 1\nmetrics = a b\ncell = x\ncell = y\n"
+                    "compare = x vs y on a | confirm < 0 | refute within 0.01\ncompare = x vs y on b | confirm > 0 | refute < 0.5\n"),
+      "r.ini");
+  CHECK(band.comparisons.size() == 2);
   // The [train] reader still checks its section.
   CHECK_THROWS_WITH_AS(parse_study_recipe("[train]\nstpes=5\n[study]\n" + kStudy, "r.ini"),
                        doctest::Contains("r.ini:2: unknown key 'stpes'"), ValueError);
