@@ -20,10 +20,15 @@ void TextTable::add_row(std::vector<std::string> cells) {
 }
 
 namespace {
-// '|' as "\|"; a control character (a line break would end the row) as a space.
+// '|' as "\|"; a control character (a line break would end the row) as a space; "](" as "]\("
+// (no cell is an inline link or image; the "[lo, hi]" of an interval stays as it is).
 std::string escaped(const std::string& cell) {
   std::string out;
-  for (char ch : cell) out += ch == '|' ? std::string("\\|") : std::string(1, static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch);
+  for (char ch : cell) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '(' && !out.empty() && out.back() == ']') out += "\\(";
+    else out += static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch;
+  }
   return out;
 }
 }  // namespace
@@ -35,6 +40,7 @@ std::string markdown_inline(const std::string& text) {
     else if (c == '<') out += "&lt;";
     else if (c == '>') out += "&gt;";
     else if (c == '|') out += "\\|";
+    else if (c == '\\' || c == '[' || c == ']' || c == '`') out += std::string("\\") + c;
     else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
     else out += c;
   }

@@ -42,4 +42,18 @@ TEST_CASE("report: a line break from a file stays on its line (a cell, or markdo
   CHECK(t.markdown().find("| AMD  # Verdict: confirmed |") != std::string::npos);
   CHECK(markdown_inline("AMD\r\n# x <b>|</b> & y") == "AMD  # x &lt;b&gt;\\|&lt;/b&gt; &amp; y");
 }
+
+TEST_CASE("report: text from a file makes no link, image or code span in Markdown") {
+  // Before: a runs.csv cpu value or a recipe title "![x](http://evil/p.png) [click](javascript:...)"
+  // reached report.md as an image and a link.
+  CHECK(markdown_inline("![x](http://e/p.png) [c](javascript:alert(1))") ==
+        "!\\[x\\](http://e/p.png) \\[c\\](javascript:alert(1))");
+  CHECK(markdown_inline("a\\|b `code`") == "a\\\\\\|b \\`code\\`");  // a\|b stays one cell: \\ then \|
+  TextTable t({"cell"});
+  t.add_row({"[c](javascript:alert(1))"});
+  t.add_row({"0.5 [0.4, 0.6]"});
+  const std::vector<std::string> lines = split_lines(t.markdown());
+  CHECK(lines[2].find("[c]\\(javascript") != std::string::npos);
+  CHECK(lines[3].find("0.5 [0.4, 0.6]") != std::string::npos);  // an interval is left as it is
+}
 }  // namespace test_text_table

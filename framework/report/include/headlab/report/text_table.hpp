@@ -16,8 +16,9 @@
 namespace headlab {
 
 // Text from a user or a file for one line of Markdown: & < > as entities (no HTML reaches a
-// renderer), '|' as "\|" (no table cell is split), control characters as spaces (a line break
-// would start a heading or a block of its own).
+// renderer), '|' as "\|" (no table cell is split), \ [ ] ` escaped (no link, image or code span:
+// "[x](javascript:...)" stays text), control characters as spaces (a line break would start a
+// heading or a block of its own).
 std::string markdown_inline(const std::string& text);
 
 class TextTable {
@@ -28,7 +29,7 @@ class TextTable {
 
   // The Markdown text: header, rule, rows, every cell padded to its column's width (in characters
   // on screen, not UTF-8 bytes); a '|' inside a cell is written "\|", a control character (a line
-  // break) as a space.
+  // break) as a space, "](" as "]\(" (no inline link or image).
   std::string markdown() const;
 
   std::size_t columns() const { return header_.size(); }
