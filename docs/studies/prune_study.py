@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 
-from study_runs import cpu_model, measure_args, write_runs_csv
+from study_runs import cpu_model, measure_args, tool_command, write_runs_csv
 
 TOLERANCE = 1.0  # BLEU points
 
@@ -23,8 +23,8 @@ def prune_run(headlab, run_dir, orders, seed=1):
     """`headlab prune` on RUN_DIR/checkpoint.safetensors, one thread, into RUN_DIR/prune; its rows."""
     out = os.path.join(run_dir, "prune")
     if not os.path.exists(os.path.join(out, "prune.csv")):
-        subprocess.run([headlab, "prune", "--checkpoint", os.path.join(run_dir, "checkpoint.safetensors"), "--out", out,
-                        "--random-orders", str(orders), "--seed", str(seed), "--overwrite"],
+        subprocess.run(tool_command(headlab, "prune", "--checkpoint", os.path.join(run_dir, "checkpoint.safetensors"),
+                                    "--out", out, "--random-orders", orders, "--seed", seed, "--overwrite"),
                        check=True, capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
     with open(os.path.join(out, "prune.csv")) as f:
         return list(csv.DictReader(f))

@@ -29,6 +29,8 @@ import sys
 import tempfile
 from collections import Counter
 
+from study_runs import tool_command  # this folder (the script's own, first on sys.path)
+
 PAD, BOS, EOS = 0, 1, 2  # Vocabulary's specials (<unk> is 3: a word like any other here)
 
 
@@ -53,7 +55,8 @@ def run(args):
     except OSError as e:
         sys.exit(f"translation_baseline: cannot run {args[0]}: {e.strerror}")
     if done.returncode != 0:
-        sys.exit(f"translation_baseline: {' '.join(args[:2])} failed ({done.returncode}): {done.stderr.strip()}")
+        tool = next(a for a in args[1:] if a in ("train", "tokenize"))  # after the pinned global options
+        sys.exit(f"translation_baseline: {args[0]} {tool} failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout
 
 
@@ -63,7 +66,7 @@ def side_ids(headlab, checkpoint, tsv, column, side, work):
     with open(tsv, encoding="utf-8") as f, open(sentences, "w", encoding="utf-8") as out:
         for line in f:
             out.write(line.rstrip("\n").split("\t")[column] + "\n")
-    text = run([headlab, "tokenize", "--checkpoint", checkpoint, "--side", side, "--ids", "--file", sentences])
+    text = run(tool_command(headlab, "tokenize", "--checkpoint", checkpoint, "--side", side, "--ids", "--file", sentences))
     return [[int(t) for t in line.split()] for line in text.splitlines()]
 
 

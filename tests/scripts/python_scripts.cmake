@@ -110,6 +110,23 @@ add_test(NAME docs.study_recipes_check_sees_an_unpinned_option
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.study_recipes_check_sees_an_unpinned_option PROPERTIES
                      PASS_REGULAR_EXPRESSION "option warmup is not pinned \\(resolved today to [0-9]+\\)\nexit status 1\n")
+# The measuring tools the studies' scripts call (heads, patch, prune, eval, ...) run with every option
+# that can change a number pinned in docs/studies/study_runs.py (PINNED_TOOL_OPTIONS): a tool's option
+# that is neither pinned nor listed as not pinned (a new one), a pinned option the tool lost, or a
+# study script that calls headlab without tool_command is named (tests/docs/check_tool_pins.py);
+# and the check sees the table with one option taken out.
+add_test(NAME docs.study_tool_options_pinned
+         COMMAND ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_tool_pins.py $<TARGET_FILE:headlab_cli>
+                 ${PROJECT_SOURCE_DIR}/docs/studies
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.study_tool_options_pinned PROPERTIES PASS_REGULAR_EXPRESSION "tool pins: [1-9][0-9]* tools")
+add_test(NAME docs.study_tool_pins_check_sees_an_unpinned_option
+         COMMAND sh -c "\"$0\" \"$1\" \"$2\" \"$3\" --unpin heads --sink-queries; echo \"exit status $?\""
+                 ${HEADLAB_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_tool_pins.py $<TARGET_FILE:headlab_cli>
+                 ${PROJECT_SOURCE_DIR}/docs/studies
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.study_tool_pins_check_sees_an_unpinned_option PROPERTIES
+                     PASS_REGULAR_EXPRESSION "headlab heads: option --sink-queries is not pinned \\(its default today: all\\)[^\n]*\nexit status 1\n")
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)

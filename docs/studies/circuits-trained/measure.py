@@ -19,16 +19,17 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, heads_rows, run_seeds, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, tool_command, write_runs_csv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV = dict(os.environ, HEADLAB_THREADS="1")
 
 
 def tool_csv(headlab, command, checkpoint, out, name, flags=()):
-    """`headlab COMMAND --checkpoint CHECKPOINT --out OUT --overwrite FLAGS...`; the rows of OUT/NAME."""
-    subprocess.run([headlab, command, "--checkpoint", checkpoint, "--out", out, "--overwrite", *flags], check=True,
-                   capture_output=True, env=ENV)
+    """`headlab COMMAND --checkpoint CHECKPOINT --out OUT --overwrite FLAGS...`, every other option as
+    PINNED_TOOL_OPTIONS (../study_runs.py) pins it; the rows of OUT/NAME."""
+    subprocess.run(tool_command(headlab, command, "--checkpoint", checkpoint, "--out", out, "--overwrite", *flags),
+                   check=True, capture_output=True, env=ENV)
     with open(os.path.join(out, name)) as f:
         return list(csv.DictReader(f))
 

@@ -19,15 +19,16 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, measure_args, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, tool_command, write_runs_csv  # noqa: E402
 
 
 def single_heads(headlab, run_dir):
     """`headlab prune --single-heads` on the run's checkpoint (one thread): single_heads.csv rows."""
     out = os.path.join(run_dir, "prune_single")
-    subprocess.run([headlab, "prune", "--checkpoint", os.path.join(run_dir, "checkpoint.safetensors"), "--out", out,
-                    "--overwrite", "--single-heads", "--sequences", "512", "--random-orders", "1"], check=True,
-                   capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
+    subprocess.run(tool_command(headlab, "prune", "--checkpoint", os.path.join(run_dir, "checkpoint.safetensors"),
+                                "--out", out, "--overwrite", "--single-heads", "--sequences", "512",
+                                "--random-orders", "1"),
+                   check=True, capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
     with open(os.path.join(out, "single_heads.csv")) as f:
         return list(csv.DictReader(f))
 

@@ -22,7 +22,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, tool_command, write_runs_csv  # noqa: E402
 
 
 def read_recipe(quick):
@@ -37,7 +37,7 @@ def read_recipe(quick):
 
 
 def stats_row(headlab, d, h, t):
-    out = subprocess.run([headlab, "stats", "--d-model", str(d), "--heads", str(h), "--seq-len", str(t)],
+    out = subprocess.run(tool_command(headlab, "stats", "--d-model", d, "--heads", h, "--seq-len", t),
                          capture_output=True, text=True, check=True).stdout
     number = lambda label: int(re.search(label + r"\s+(\d+)", out).group(1))
     return {"heads": h, "seq": t, "head_dim": d // h, "parameters": number(r"\n  parameters"),

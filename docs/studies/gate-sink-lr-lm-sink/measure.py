@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, heads_rows, run_seeds, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, tool_command, write_held_out, write_runs_csv  # noqa: E402
 
 GATES = ("none", "headwise", "elementwise")
 CONDITIONS = [("full", []), ("w16s0", ["--window", "16"]), ("w16s1", ["--window", "16", "--sinks", "1"])]
@@ -58,7 +58,8 @@ def main():
                    "max_logit": max(float(h["max_logit"]) for h in rows),
                    "max_residual": max(float(h["max_residual"]) for h in rows)}
             for name, flags in CONDITIONS:
-                e = subprocess.run([a.headlab, "eval", "--checkpoint", checkpoint, "--data", valid, "--json"] + flags,
+                e = subprocess.run(tool_command(a.headlab, "eval", "--checkpoint", checkpoint, "--data", valid, "--json",
+                                                *flags, task="lm"),
                                    check=True, capture_output=True, text=True, env=env).stdout
                 row[f"loss_{name}"] = round(json.loads(e)["loss"], 6)
             runs.append(row)

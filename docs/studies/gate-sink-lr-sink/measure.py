@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, heads_rows, run_seeds, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, run_seeds, tool_command, write_runs_csv  # noqa: E402
 
 GATES = ("none", "headwise", "elementwise")
 
@@ -45,7 +45,8 @@ def main():
                 s = json.load(f)
             first = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-first-half"), ["--sink-queries", "first-half"])
             second = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-second-half"), ["--sink-queries", "second-half"])
-            e = json.loads(subprocess.run([a.headlab, "eval", "--checkpoint", checkpoint, "--sequences", "1000", "--json"],
+            e = json.loads(subprocess.run(tool_command(a.headlab, "eval", "--checkpoint", checkpoint, "--sequences", "1000",
+                                                       "--json", task="induction"),
                                           check=True, capture_output=True, text=True, env=env).stdout)
             row = {"cell": gate, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
                    "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,

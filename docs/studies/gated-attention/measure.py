@@ -4,8 +4,9 @@
   docs/studies/gated-attention/measure.py RUNS [--headlab build/release/apps/headlab]
 
 For each RUNS/runs/<gate>-seed<k> (as `headlab study run` trains them): the trainer's validation
-loss and greedy BLEU (summary.json), and `headlab heads` on checkpoint.safetensors with its default
-probe (64 sequences <s> r_1..r_16 r_1..r_16, seed 1) for the decoder's self-attention modules: the
+loss and greedy BLEU (summary.json), and `headlab heads` on checkpoint.safetensors with the probe
+PINNED_TOOL_OPTIONS pins (../study_runs.py: 64 sequences <s> r_1..r_16 r_1..r_16, seed 1, the tool's
+default) for the decoder's self-attention modules: the
 largest head's mass on <s> (sink_max) and the mean over heads (sink_mean), uniform causal
 attention's mass on the same queries (sink_uniform, the mean of 1/(i+1)), the mean gate over those
 queries (NaN ungated), the largest attention logit and the largest residual activation of any module.

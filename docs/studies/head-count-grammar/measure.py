@@ -5,9 +5,11 @@
 
 For each RUNS/runs/<cell>-seed<k>/checkpoint.safetensors (as `headlab study run` trains them; the
 final weights, step 800):
-  exact        sentence exact match on datasets/grammar-de-en/test.tsv (1 000 pairs), greedy
-               (`headlab translate`), output tokens against the reference's tokens (lower case,
-               punctuation split off, as headlab's tokenizer reads this corpus)
+  exact        sentence exact match on datasets/grammar-de-en/test.tsv (1 000 pairs), `headlab translate`
+               at its options pinned in ../study_runs.py (beam 4, length penalty 0.6: translate's
+               defaults, with which this study was measured; not greedy), output tokens against the
+               reference's tokens (lower case, punctuation split off, as headlab's tokenizer reads
+               this corpus)
   exact_verb_final, exact_v2   the same on the test pairs with a weil/dass/wenn clause, and on
                those that open with a fronted adverb (heute/morgen/jetzt: V2 inversion)
   bleu         corpus BLEU-4 of those outputs (`headlab bleu --tokenize`)
@@ -27,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, tool_command, write_runs_csv  # noqa: E402
 
 TEST = "datasets/grammar-de-en/test.tsv"
 CELLS = {  # cell -> (comparison family, heads, head size)
@@ -49,7 +51,7 @@ def run(cmd, stdin=None):
 def measure(headlab, run_dir, pairs):
     ckpt = os.path.join(run_dir, "checkpoint.safetensors")
     sources = "".join(p[0] + "\n" for p in pairs)
-    outputs = run([headlab, "translate", "--checkpoint", ckpt], sources).splitlines()
+    outputs = run(tool_command(headlab, "translate", "--checkpoint", ckpt), sources).splitlines()
     assert len(outputs) == len(pairs), run_dir
     right = [out.split() == tokens(p[1]) for out, p in zip(outputs, pairs)]
     verb_final = [r for r, p in zip(right, pairs) if {"weil", "dass", "wenn"} & set(tokens(p[0]))]
@@ -57,9 +59,11 @@ def measure(headlab, run_dir, pairs):
     hyp = os.path.join(run_dir, "test.measure.txt")
     with open(hyp, "w") as f:
         f.write("\n".join(outputs) + "\n")
-    bleu = run([headlab, "bleu", "--tokenize", "--ref", os.path.join(run_dir, "test.ref.measure.txt"), "--hyp", hyp])
+    bleu = run(tool_command(headlab, "bleu", "--tokenize", "--ref", os.path.join(run_dir, "test.ref.measure.txt"),
+                            "--hyp", hyp))
     bleu = float(re.search(r"BLEU = ([0-9.]+)", bleu).group(1))
-    run([headlab, "align", "--checkpoint", ckpt, "--data", TEST, "--out", os.path.join(run_dir, "align"), "--overwrite"])
+    run(tool_command(headlab, "align", "--checkpoint", ckpt, "--data", TEST, "--out", os.path.join(run_dir, "align"),
+                     "--overwrite"))
     with open(os.path.join(run_dir, "align", "alignment.csv")) as f:
         rows = list(csv.DictReader(f))
     heads = [float(r["aer"]) for r in rows if r["head"] != "mean"]

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, tool_command, write_runs_csv  # noqa: E402
 
 CELLS = {"2-layer": (2, 16), "1-layer": (1, 16), "1-layer-wide": (1, 32)}  # cell -> (layers, head size)
 
@@ -37,8 +37,9 @@ def main():
             d = os.path.join(a.runs, "runs", f"{cell}-seed{seed}")
             with open(os.path.join(d, "summary.json")) as f:
                 s = json.load(f)
-            subprocess.run([a.headlab, "heads", "--checkpoint", os.path.join(d, "checkpoint.safetensors"),
-                            "--out", os.path.join(d, "heads"), "--overwrite"], check=True, capture_output=True, env=env)
+            subprocess.run(tool_command(a.headlab, "heads", "--checkpoint", os.path.join(d, "checkpoint.safetensors"),
+                                        "--out", os.path.join(d, "heads"), "--overwrite"),
+                           check=True, capture_output=True, env=env)
             with open(os.path.join(d, "heads", "heads.csv")) as f:
                 heads = list(csv.DictReader(f))
             first = [h for h in heads if int(h["layer"]) == 0]

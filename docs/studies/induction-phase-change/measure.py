@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, tool_command, write_runs_csv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CELLS = {"2-layer": 2, "1-layer": 1, "2-layer-fine": 2}  # cell -> layers
@@ -30,7 +30,7 @@ FORMED = 0.4  # a head "is one" above this score (docs/head-lab.md)
 def head_scores(headlab, checkpoint, out, layers):
     """(best previous-token score of layer 0, best induction score of the last layer)."""
     env = dict(os.environ, HEADLAB_THREADS="1")
-    subprocess.run([headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite"], check=True,
+    subprocess.run(tool_command(headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite"), check=True,
                    capture_output=True, env=env)
     with open(os.path.join(out, "heads.csv")) as f:
         heads = list(csv.DictReader(f))

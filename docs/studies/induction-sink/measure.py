@@ -21,14 +21,14 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, tool_command, write_runs_csv  # noqa: E402
 
 CONDITIONS = {"full": [], "w17": ["--window", "17"], "w17s1": ["--window", "17", "--sinks", "1"]}
 
 
 def heads_rows(headlab, checkpoint, out, queries, env):
-    subprocess.run([headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite",
-                    "--sink-queries", queries], check=True, capture_output=True, env=env)
+    subprocess.run(tool_command(headlab, "heads", "--checkpoint", checkpoint, "--out", out, "--overwrite",
+                                "--sink-queries", queries), check=True, capture_output=True, env=env)
     with open(os.path.join(out, "heads.csv")) as f:
         return list(csv.DictReader(f))
 
@@ -55,7 +55,8 @@ def main():
                "repeated_accuracy": round(s["valid_accuracy"], 6), "repeated_loss": round(s["repeated_loss"], 6),
                "first_half_loss": round(s["first_half_loss"], 6)}
         for name, flags in CONDITIONS.items():
-            out = subprocess.run([a.headlab, "eval", "--checkpoint", checkpoint, "--sequences", "1000", "--json"] + flags,
+            out = subprocess.run(tool_command(a.headlab, "eval", "--checkpoint", checkpoint, "--sequences", "1000",
+                                              "--json", *flags, task="induction"),
                                  check=True, capture_output=True, text=True, env=env).stdout
             e = json.loads(out)
             row[f"accuracy_{name}"] = round(e["repeated_accuracy"], 6)

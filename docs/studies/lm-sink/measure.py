@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, tool_command, write_held_out, write_runs_csv  # noqa: E402
 
 SEEDS = (1, 2, 3)
 WINDOW = 16
@@ -29,8 +29,8 @@ CONDITIONS = [("full", [])] + [(f"w{WINDOW}s{k}", ["--window", str(WINDOW), "--s
 
 
 def sinks_of(headlab, checkpoint, text, out, env):
-    subprocess.run([headlab, "heads", "--checkpoint", checkpoint, "--text", text, "--probe-sequences", "256",
-                    "--seed", "1", "--out", out, "--overwrite"], check=True, capture_output=True, env=env)
+    subprocess.run(tool_command(headlab, "heads", "--checkpoint", checkpoint, "--text", text, "--probe-sequences", "256",
+                                "--seed", "1", "--out", out, "--overwrite"), check=True, capture_output=True, env=env)
     with open(os.path.join(out, "heads.csv")) as f:
         return list(csv.DictReader(f))
 
@@ -38,7 +38,8 @@ def sinks_of(headlab, checkpoint, text, out, env):
 def window_table(headlab, checkpoint, text, env):
     losses = {}
     for name, flags in CONDITIONS:
-        out = subprocess.run([headlab, "eval", "--checkpoint", checkpoint, "--data", text, "--json"] + flags,
+        out = subprocess.run(tool_command(headlab, "eval", "--checkpoint", checkpoint, "--data", text, "--json", *flags,
+                                          task="lm"),
                              check=True, capture_output=True, text=True, env=env).stdout
         losses[f"loss_{name}"] = round(json.loads(out)["loss"], 6)
     return losses

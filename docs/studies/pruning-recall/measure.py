@@ -19,24 +19,26 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, measure_args, run_seeds, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, run_seeds, tool_command, write_runs_csv  # noqa: E402
 
 CELLS = (("prune-h16", 16), ("scratch-h2", 2))
 TOLERANCE = 0.01  # heads_within: accuracy may fall this much below the full model's
 RETRIEVES = 0.5   # a head retrieves when this much of its weight is on the query's two named keys
 
 
-def run(headlab, args):
-    subprocess.run([headlab, *args], check=True, capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
+def run(headlab, tool, *args):
+    """`headlab TOOL ARGS...` (every other option as PINNED_TOOL_OPTIONS pins it) on one thread."""
+    subprocess.run(tool_command(headlab, tool, *args), check=True, capture_output=True,
+                   env=dict(os.environ, HEADLAB_THREADS="1"))
 
 
 def measure(headlab, run_dir):
     """(prune.csv rows, recall_keys.csv rows) of one run."""
     ckpt = os.path.join(run_dir, "checkpoint.safetensors")
-    run(headlab, ["prune", "--checkpoint", ckpt, "--out", os.path.join(run_dir, "prune"), "--overwrite",
-                  "--importance-split", "--step", "0.01", "--random-orders", "20", "--sequences", "512"])
-    run(headlab, ["heads", "--checkpoint", ckpt, "--out", os.path.join(run_dir, "heads"), "--overwrite",
-                  "--probe-sequences", "256"])
+    run(headlab, "prune", "--checkpoint", ckpt, "--out", os.path.join(run_dir, "prune"), "--overwrite",
+        "--importance-split", "--step", "0.01", "--random-orders", "20", "--sequences", "512")
+    run(headlab, "heads", "--checkpoint", ckpt, "--out", os.path.join(run_dir, "heads"), "--overwrite",
+        "--probe-sequences", "256")
     with open(os.path.join(run_dir, "prune", "prune.csv")) as f:
         curve = list(csv.DictReader(f))
     with open(os.path.join(run_dir, "heads", "recall_keys.csv")) as f:

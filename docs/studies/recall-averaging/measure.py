@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, measure_args, run_seeds, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, run_seeds, tool_command, write_runs_csv  # noqa: E402
 
 FORMS = ("ordered", "unordered")
 HEADS = (1, 2, 4)
@@ -30,9 +30,9 @@ READS = 0.8  # a head "reads" a key when this much of its weight is on it
 def recall_keys(headlab, run_dir):
     """`headlab heads` on the run's checkpoint: (recall_keys.csv rows, recall_share.csv rows)."""
     out = os.path.join(run_dir, "heads")
-    subprocess.run([headlab, "heads", "--checkpoint", os.path.join(run_dir, "checkpoint.safetensors"), "--out", out,
-                    "--overwrite", "--probe-sequences", "256"], check=True, capture_output=True,
-                   env=dict(os.environ, HEADLAB_THREADS="1"))
+    subprocess.run(tool_command(headlab, "heads", "--checkpoint", os.path.join(run_dir, "checkpoint.safetensors"),
+                                "--out", out, "--overwrite", "--probe-sequences", "256"),
+                   check=True, capture_output=True, env=dict(os.environ, HEADLAB_THREADS="1"))
     with open(os.path.join(out, "recall_keys.csv")) as f:
         keys = list(csv.DictReader(f))
     with open(os.path.join(out, "recall_share.csv")) as f:

@@ -22,7 +22,7 @@ import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, split_held_out, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, split_held_out, tool_command, write_held_out, write_runs_csv  # noqa: E402
 
 TEXT = "datasets/kjv/kjv.txt"
 SEEDS = (1, 2, 3)
@@ -61,8 +61,9 @@ def main():
         with open(os.path.join(d, "summary.json")) as f:
             s = json.load(f)
         out = os.path.join(d, "heads-text")
-        subprocess.run([a.headlab, "heads", "--checkpoint", os.path.join(d, "checkpoint.safetensors"), "--text", valid_path,
-                        "--probe-sequences", "256", "--seed", "1", "--out", out, "--overwrite"],
+        subprocess.run(tool_command(a.headlab, "heads", "--checkpoint", os.path.join(d, "checkpoint.safetensors"),
+                                    "--text", valid_path, "--probe-sequences", "256", "--seed", "1", "--out", out,
+                                    "--overwrite"),
                        check=True, capture_output=True, env=env)
         with open(os.path.join(out, "heads.csv")) as f:
             rows = list(csv.DictReader(f))
