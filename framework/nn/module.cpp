@@ -89,10 +89,14 @@ void Module<T>::load_state_dict(const StateDict& state) {
   }
   if (!missing.empty() || !unexpected.empty() || !misshaped.empty() || !repeated.empty()) {
     std::string msg = "load_state_dict: the state does not match the module";
+    // The first three names of each kind, then a count: a deep model's every tensor would make a
+    // message of kilobytes on one line.
     auto list = [&](const char* what, const std::vector<std::string>& names) {
       if (names.empty()) return;
-      msg += std::string("; ") + what + ": ";
-      for (std::size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : "") + names[i];
+      constexpr std::size_t kShown = 3;
+      msg += std::string("; ") + what + " (" + std::to_string(names.size()) + "): ";
+      for (std::size_t i = 0; i < names.size() && i < kShown; ++i) msg += (i ? ", " : "") + names[i];
+      if (names.size() > kShown) msg += " and " + std::to_string(names.size() - kShown) + " more";
     };
     list("missing", missing);
     list("unexpected", unexpected);
