@@ -16,6 +16,7 @@
 #include "circuits_command.hpp"
 #include "composition_command.hpp"
 #include "explore_command.hpp"
+#include "cli_errors.hpp"
 #include "cli_values.hpp"
 #include "head_lab_commands.hpp"
 #include "head_lab_flags.hpp"
@@ -49,6 +50,22 @@ int refuse_unknown_command(const CLI::App& app, int argc, char** argv) {
     return 2;
   }
   return -1;
+}
+
+// "headlab study report" for the words of argv that name a command and its subcommand ("headlab"
+// when none does): the prefix of a parse error.
+std::string command_words(const CLI::App& app, int argc, char** argv) {
+  std::string words = "headlab";
+  const CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    for (const CLI::App* command : at->get_subcommands({}))
+      if (command->get_name() == argv[i]) {
+        words += " " + command->get_name();
+        at = command;
+        break;
+      }
+  }
+  return words;
 }
 
 int run_command_line(int argc, char** argv) {
@@ -230,7 +247,8 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // (app.exit(e) would print CLI11's message whole, with a hostile value in it.)
-    std::cerr << headlab::cli::clipped_message(e.what()) << "\nRun with --help for more information.\n";
+    std::cerr << command_words(app, argc, argv) << ": " << headlab::cli::cli_error_text(e)
+              << "\nRun with --help for more information.\n";
     return 2;  // a usage error: bad flag or value
   }
   try {

@@ -24,6 +24,7 @@
 #include "headlab/core/threads.hpp"
 #include "headlab/lab/sweep_collect.hpp"
 #include "headlab/train/run_dir.hpp"
+#include "cli_errors.hpp"
 #include "train_flags.hpp"
 
 extern char** environ;
@@ -51,7 +52,7 @@ TrainOptions check_train_arguments(const SweepRun& run) {
     command.resolve();
     options.validate();
   } catch (const CLI::Error& e) {
-    throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + e.what());
+    throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + cli_error_text(e, probe.remaining()));
   } catch (const ValueError& e) {
     throw ValueError("run " + run.name + ": headlab train would refuse its flags: " + e.what());
   }
