@@ -170,8 +170,10 @@ int run_translate(const TranslateOptions& options) {
       return 1;
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!is_valid_utf8(line)) {
-      std::cerr << "headlab translate: stdin line " << lines.size() + 1 << " is not valid UTF-8\n";
+    if (lines.empty() && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a byte-order mark: not a word
+    if (!is_valid_utf8(line) || line.find('\0') != std::string::npos) {
+      std::cerr << "headlab translate: stdin line " << lines.size() + 1
+                << (is_valid_utf8(line) ? " holds a NUL byte: not text (UTF-16? send UTF-8)\n" : " is not valid UTF-8\n");
       return 1;
     }
     lines.push_back(line);

@@ -11,6 +11,7 @@
 #include "headlab/core/errors.hpp"
 #include "headlab/core/json_depth.hpp"
 #include "headlab/core/user_input.hpp"
+#include "headlab/data/input_file.hpp"
 #include "headlab/lab/study.hpp"
 #include "headlab/report/statistics.hpp"
 #include "headlab/report/text_table.hpp"
@@ -134,7 +135,13 @@ std::vector<StudyRun> read_study_runs_csv(const StudyRecipe& recipe, const std::
   if (ec || !fs::exists(status)) throw ValueError(path + ": cannot read the runs: no such file");
   if (!fs::is_regular_file(status)) throw ValueError(path + ": not a regular file");
   if (fs::file_size(path, ec) > kMaxRunsCsvBytes) throw ValueError(path + ": over 16 MiB: not a runs.csv");
-  std::ifstream in(path, std::ios::binary);
+  std::string text;  // a byte-order mark dropped (a spreadsheet's CSV), a NUL byte refused naming its line
+  try {
+    text = read_text_file(path, "study report --from-csv", kMaxRunsCsvBytes);
+  } catch (const FormatError& e) {
+    throw ValueError(e.what());
+  }
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw ValueError(path + ": empty; a header line is needed");
   if (!line.empty() && line.back() == '\r') line.pop_back();

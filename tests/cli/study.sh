@@ -116,6 +116,12 @@ unpinned)
     --from-csv "$work/small.csv" --out "$work/notes"
   grep -q "^my notes$" "$work/notes/report.md" || fail "a refused report replaced report.md"
   expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work/notes" --overwrite
+  # A spreadsheet's byte-order mark is dropped ("no column 'cell'" before); a NUL byte is refused
+  # naming its line (it reached report.md).
+  printf '\357\273\277' > "$work/bom.csv" && cat "$work/small.csv" >> "$work/bom.csv"
+  expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/bom.csv" --out "$work/bom_report"
+  printf 'cell,seed,accuracy,valid_loss\nh1,1,0.5,1\nh1\000,2,0.6,1\n' > "$work/nul.csv"
+  expect 2 "nul.csv'?:3: holds a NUL byte" "$hl" study report "$work/pinned.ini" --from-csv "$work/nul.csv" --out "$work/nul_report"
   # Its own folders (the recipe's, the runs'): replaced as before.
   expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work"
   expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work"

@@ -563,6 +563,12 @@ check curves_100mb_line_refused 1 "metrics.jsonl.: line [0-9]+: longer than 1 Mi
 rm -rf "$tmp/huge_line"
 check translate_stdin_10mb_line_refused 1 "stdin line 1 is longer than 1 MiB" -- \
   sh -c 'ulimit -v 600000; head -c 10000000 /dev/zero | tr "\\0" x | "$0" translate --checkpoint "$1"' "$hl" "$tr_ckpt"
+# A byte-order mark before the first word is no part of it (--strict refused "ein" with a BOM in it);
+# a NUL byte is refused, naming the line.
+check translate_stdin_byte_order_mark 0 "." -- \
+  sh -c 'printf "\357\273\277ein Haus\n" | "$0" translate --checkpoint "$1" --strict' "$hl" "$tr_ckpt"
+check translate_stdin_nul 1 "stdin line 2 holds a NUL byte" -- \
+  sh -c 'printf "ein Haus\nein\000Haus\n" | "$0" translate --checkpoint "$1"' "$hl" "$tr_ckpt"
 token=$(head -c 60000 /dev/zero | tr '\0' w)
 craft "$tr_ckpt" "$tmp/bad/vocab_long_token.safetensors" meta src_vocab="<pad>
 <s>
