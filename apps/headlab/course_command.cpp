@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headlab/core/errors.hpp"
+#include "headlab/core/user_input.hpp"
 #include "headlab/core/file_writer.hpp"
 #include "headlab/course/course.hpp"
 
@@ -183,6 +184,23 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
   const std::string tests = o.tests.empty() ? own_tests : o.tests;
   const std::string hidden =
       o.grading_tests.empty() ? (build_dir() / "course" / "grading" / "headlab_grading_tests").string() : o.grading_tests;
+  // A path given that is there but no program (a directory, /dev/zero): named as such, not "not built".
+  const auto not_a_program = [](const std::string& path) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) return std::string();
+    if (!fs::is_regular_file(status)) return std::string("is not a regular file");
+    if ((status.permissions() & fs::perms::owner_exec) == fs::perms::none) return std::string("is not executable");
+    return std::string();
+  };
+  for (const auto& [flag, path] : {std::pair{"--tests", o.tests}, std::pair{"--grading-tests", o.grading_tests}}) {
+    if (path.empty() || (std::string(flag) == "--grading-tests" && !o.instructor)) continue;
+    if (const std::string why = not_a_program(path); !why.empty()) {
+      std::cerr << who << ": " << flag << " " << quote_clipped(path) << " " << why << ": give the test program (BUILD/"
+                << (std::string(flag) == "--tests" ? "tests/headlab_tests" : "course/grading/headlab_grading_tests") << ")\n";
+      return 2;
+    }
+  }
   if (!fs::is_regular_file(tests)) {
     std::cerr << who << ": the task tests " << tests << " are not built: cmake --build --preset release --target "
               << "headlab_tests (or give --tests)\n";

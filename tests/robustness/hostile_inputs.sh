@@ -151,6 +151,9 @@ check checkpoint_bad_merges 1 "src_merges|line 2: expected two symbols" -- "$hl"
 check course_unknown_subcommand 2 "A subcommand is required" -- "$hl" course teach
 check course_bad_seed 2 "--seed" -- "$hl" course status --seed -3
 check course_missing_tests 2 "no_such_tests" -- "$hl" course grade --tests "$tmp/no_such_tests" --out "$tmp/grade.json"
+# There, but no program: named as such ("are not built: cmake --build ..." before).
+check course_tests_dev_zero 2 "--tests '/dev/zero' is not a regular file" -- "$hl" course status --tests /dev/zero
+check course_tests_directory 2 "--tests '.*' is not a regular file" -- "$hl" course status --tests "$tmp"
 printf '#!/bin/sh\necho "[doctest] test cases: 99999999999999999999999 | 1 passed | 0 failed | 0 skipped"\n' > "$tmp/huge_counts.sh"
 chmod +x "$tmp/huge_counts.sh"  # a summary line no doctest prints (a test may print anything): no raw "stoul"
 check course_grade_huge_counts 0 "0 of [0-9]+ tasks pass" -- "$hl" course grade --tests "$tmp/huge_counts.sh" --out "$tmp/grade.json"
