@@ -37,7 +37,10 @@ CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
   ablate->add_option("--grid", o.grid, "KEY=V1,V2,...: a train flag without dashes and its values (repeatable; "
                                        "head_dim=compute means d_model/heads; flags without a value take on/off)")
       ->allow_extra_args(false);
-  ablate->add_option("--seeds", o.seeds, "seeds of every grid cell, e.g. 1,2,3 (default 1)");
+  ablate->add_option("--seeds", o.seeds, "seeds of every grid cell, e.g. 1,2,3 (default 1)")
+      ->check(CLI::Validator(
+          [](std::string& text) { return text.empty() ? std::string("empty: name the seeds, e.g. 1,2,3") : std::string(); },
+          "SEEDS"));
   ablate->add_option("-j,--jobs", o.jobs, "runs at the same time (default 1); with --emit-slurm, array tasks at once")
       ->check(whole_number(1, 1024));
   ablate->add_option("--metric", o.metric, "summary.json field on the chart's y axis")->capture_default_str();

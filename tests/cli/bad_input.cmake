@@ -148,3 +148,7 @@ expect_exit(cli.ablate_train_help 2 "train would refuse its flags: --help prints
             ${HL} ablate --out ${BAD_DIR}/ablate_help --emit-jobs ${BAD_DIR}/ablate_help.txt --grid heads=1,2 -- --task copy --help)
 expect_exit(cli.ablate_train_threads 2 "unexpected arguments: '--threads' '2' \\(--threads and --flush-denormals are headlab's own flags"
             ${HL} ablate --out ${BAD_DIR}/ablate_threads --emit-jobs ${BAD_DIR}/ablate_threads.txt --grid heads=1,2 -- --task copy --threads 2)
+# A sweep whose runs would train nothing: --print-config after --, and --seeds '' (it ran seed 1).
+expect_exit(cli.ablate_print_config 2 "'--print-config' after '--': it prints the options and trains nothing"
+            ${HL} ablate --out ${BAD_DIR}/ablate_print --grid heads=1,2 -- --task copy --print-config)
+expect_exit(cli.ablate_empty_seeds 2 "--seeds: empty: name the seeds" ${HL} ablate --out ${BAD_DIR}/ablate_seeds --grid heads=1,2 --seeds "''" -- --task copy)
