@@ -29,7 +29,8 @@ def main():
     with open(os.path.join(HERE, "runs.csv")) as f:
         runs = list(csv.DictReader(f))
     lr = lambda r: float(r["cell"].split("-lr")[1])
-    footer = f"{len(runs)} runs, 3 seeds a cell, 300 steps; {runs[0]['cpu']}, 1 thread a run"
+    seeds = sorted({int(r["seed"]) for r in runs})
+    footer = f"{len(runs)} runs, {len(seeds)} seeds a cell, 300 steps; {runs[0]['cpu']}, 1 thread a run"
     geometry = dict(width=760, height=380, left=70, top=40, bottom=60)
 
     charts = {}
@@ -49,7 +50,8 @@ def main():
         if ref is not None:
             svg = with_reference_line(svg, ref, lo, hi, ref_label, **geometry)
         charts[os.path.join(HERE, "..", f"gate_lr_{metric}.svg")] = svg
-    lines = ["| gate | valid loss (seeds 1 / 2 / 3) | loss spikes | max loss jump (nats) |", "|---|---|---|---|"]
+    lines = [f"| gate | valid loss (seeds {' / '.join(map(str, seeds))}) | loss spikes | max loss jump (nats) |",
+             "|---|---|---|---|"]
     for g in GATES:
         cell = sorted((r for r in runs if r["cell"] == f"{g}-lr0.5"), key=lambda r: int(r["seed"]))
         lines.append(f"| {g} | " + " / ".join(f"{float(r['valid_loss']):.3f}" for r in cell) + " | "
