@@ -6,6 +6,7 @@
 #include <charconv>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "headlab/core/user_input.hpp"
@@ -249,6 +250,10 @@ TrainOptions TrainOptions::from_text(const std::string& text) {
     line_numbers.push_back(number);
   }
   auto where = [&](std::size_t i) { return "options line " + std::to_string(line_numbers[i]); };
+  std::map<std::string, std::size_t> first_line;  // a key twice: which value is meant? (config.ini refuses it too)
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (const auto [it, fresh] = first_line.emplace(entries[i].first, i); !fresh)
+      throw ValueError(where(i) + ": " + quote_clipped(entries[i].first) + " is given again (first on " + where(it->second) + ")");
   TrainOptions o;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].first != "task") continue;

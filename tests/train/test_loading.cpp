@@ -104,6 +104,11 @@ TEST_CASE("loading: what a checkpoint's contents say is a FormatError (exit 1 fr
   TensorFile corrupt = good;
   corrupt.metadata["step"] = "seven";
   CHECK_THROWS_WITH_AS(load_trained_model(corrupt), doctest::Contains("'step'"), FormatError);
+  // A key twice: refused, as config.ini refuses it (the last value was taken: heads 1 of a 2-head model).
+  corrupt = good;
+  corrupt.metadata["options"] = options + "heads = 1\n";
+  CHECK_THROWS_WITH_AS(load_trained_model(corrupt), doctest::Contains("'heads' is given again (first on options line"),
+                       FormatError);
 }
 
 TEST_CASE("loading: a saved vocabulary that is empty or holds a token twice is refused") {
