@@ -208,7 +208,7 @@ class LmTask : public detail::TrainingTask {
     result.valid_bits_per_char = s.bits_per_char;
     row.set("valid_loss", s.loss).set("valid_bits_per_char", s.bits_per_char);
     log << "step " << std::setw(5) << state.train.step << "  loss " << std::fixed << std::setprecision(4)
-        << state.train.losses.back() << "  validation " << std::setprecision(4) << s.loss
+        << (state.train.losses.empty() ? std::nan("") : state.train.losses.back()) << "  validation " << std::setprecision(4) << s.loss
         << (o_.tokenizer == "char" ? " nats/char, " : " nats/word, ")
         << std::setprecision(3) << s.bits_per_char << " bits/char  (" << std::setprecision(1) << state.train_seconds
         << " s training)" << std::defaultfloat << "\n";

@@ -89,6 +89,26 @@ TEST_CASE("lm task: a resumed run repeats the uninterrupted one bit for bit") {
   for (std::size_t i = 0; i < 6; ++i) CHECK(resumed.losses[i] == straight.losses[i]);
 }
 
+TEST_CASE("lm task: a stop inside the first step (--grad-accum) ends with step 0 scored, then resumes") {
+  // Before: the final evaluation's log line read the last of no losses (a segfault).
+  TempDir a("lm_accum_straight"), b("lm_accum_stopped");
+  std::ostringstream log;
+  TrainOptions o = small_lm(a.path, 3);
+  o.grad_accum = 2;
+  const TrainResult straight = train(o, log);
+  o.run_dir = b.path.string();
+  request_stop();
+  const TrainResult stopped = train(o, log);
+  REQUIRE(stopped.interrupted);
+  CHECK(stopped.steps_done == 0);
+  CHECK(std::isfinite(stopped.valid_loss));  // the initial weights, scored
+  CHECK(std::filesystem::exists(b.path / "summary.json"));
+  o.resume = true;
+  const TrainResult resumed = train(o, log);
+  REQUIRE(resumed.losses.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(resumed.losses[i] == straight.losses[i]);
+}
+
 TEST_CASE("lm task: the held-out part is the end of the text, or --valid's file") {
   TempDir d("lm_split");
   write_text(d.path / "t.txt", "abcdefghij");  // 10 characters: 8 to train, 2 held out at 0.2
