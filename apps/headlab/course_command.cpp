@@ -184,11 +184,11 @@ int run_course_tasks(const CourseOptions& o, bool grade) {
   const std::string tests = o.tests.empty() ? own_tests : o.tests;
   const std::string hidden =
       o.grading_tests.empty() ? (build_dir() / "course" / "grading" / "headlab_grading_tests").string() : o.grading_tests;
-  // A path given that is there but no program (a directory, /dev/zero): named as such, not "not built".
+  // A path given that is missing or no program (a directory, /dev/zero): named as such, not "not built".
   const auto not_a_program = [](const std::string& path) {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) return std::string();
+    if (ec || !fs::exists(status)) return std::string("does not exist");
     if (!fs::is_regular_file(status)) return std::string("is not a regular file");
     if ((status.permissions() & fs::perms::owner_exec) == fs::perms::none) return std::string("is not executable");
     return std::string();

@@ -247,7 +247,7 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // (app.exit(e) would print CLI11's message whole, with a hostile value in it.)
-    std::cerr << command_words(app, argc, argv) << ": " << headlab::cli::cli_error_text(e)
+    std::cerr << command_words(app, argc, argv) << ": " << headlab::cli::cli_error_text(e, app.remaining())
               << "\nRun with --help for more information.\n";
     return 2;  // a usage error: bad flag or value
   }

@@ -337,6 +337,11 @@ std::vector<HeadRoles> head_roles(LoadedModel& m, const Probe& probe, const Quer
                      (sink_queries.last == QueryRange{}.last ? "" : std::to_string(sink_queries.last)) +
                      " holds no query of the probe's " +
                      std::to_string(L) + " positions (0 to " + std::to_string(L - 1) + "; position 0 is never counted)");
+  if (sink_queries.last != QueryRange{}.last && sink_queries.last > L)  // it was cut to L without a word
+    throw ValueError("--sink-queries " + std::to_string(sink_queries.first) + ":" + std::to_string(sink_queries.last) +
+                     ": the probe has " + std::to_string(L) + " positions (0 to " + std::to_string(L - 1) +
+                     "); give B <= " + std::to_string(L) + ", or " + std::to_string(sink_queries.first) +
+                     ": for the rest of the probe");
   std::vector<AttentionSite> sites = attention_sites(m);
   forward_with_taps(m, sites, probe.sequences, probe.sequences, true);
   std::vector<HeadRoles> rows;

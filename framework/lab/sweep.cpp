@@ -172,7 +172,9 @@ void validate_sweep(const SweepSpec& spec) {
       grid_value_arguments(axis.key, value, spec.boolean_flags.count(flag) > 0);
   }
   for (const std::string& arg : spec.base_flags) {
-    if (sets_flag(arg, "--print-config"))  // each run would print its options and end without training
+    const bool print_config = arg == "--print-config" ||
+                              (arg.rfind("--print-config=", 0) == 0 && arg != "--print-config=false" && arg != "--print-config=0");
+    if (print_config)  // each run would print its options and end without training
       throw ValueError("'" + arg + "' after '--': it prints the options and trains nothing; to see a run's options, "
                        "run headlab train with them and --print-config");
     for (const char* owned : kSweepOwnedFlags)

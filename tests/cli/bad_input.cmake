@@ -152,3 +152,5 @@ expect_exit(cli.ablate_train_threads 2 "unexpected arguments: '--threads' '2' \\
 expect_exit(cli.ablate_print_config 2 "'--print-config' after '--': it prints the options and trains nothing"
             ${HL} ablate --out ${BAD_DIR}/ablate_print --grid heads=1,2 -- --task copy --print-config)
 expect_exit(cli.ablate_empty_seeds 2 "--seeds: empty: name the seeds" ${HL} ablate --out ${BAD_DIR}/ablate_seeds --grid heads=1,2 --seeds "''" -- --task copy)
+# An unexpected argument holding a space stays one word ("'b' 'a'" when rebuilt from CLI11's text).
+expect_exit(cli.unexpected_argument_with_space 2 "^headlab stats: unexpected arguments: 'x' 'foo bar' 'y'" ${HL} stats x "'foo bar'" y)

@@ -122,6 +122,10 @@ unpinned)
   expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/bom.csv" --out "$work/bom_report"
   printf 'cell,seed,accuracy,valid_loss\nh1,1,0.5,1\nh1\000,2,0.6,1\n' > "$work/nul.csv"
   expect 2 "nul.csv'?:3: holds a NUL byte" "$hl" study report "$work/pinned.ini" --from-csv "$work/nul.csv" --out "$work/nul_report"
+  # A measured study's documented command: --from-csv DIR/runs.csv --out DIR (refused as "runs.csv is
+  # also an input" before, though --from-csv writes no runs.csv).
+  mkdir -p "$work/own" && cp "$work/pinned.ini" "$work/own/recipe.ini" && cp "$work/small.csv" "$work/own/runs.csv"
+  expect 0 "wrote summary.csv" "$hl" study report "$work/own/recipe.ini" --from-csv "$work/own/runs.csv" --out "$work/own"
   # Its own folders (the recipe's, the runs'): replaced as before.
   expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work"
   expect 0 "wrote summary.csv" "$hl" study report "$work/pinned.ini" --from-csv "$work/small.csv" --out "$work"

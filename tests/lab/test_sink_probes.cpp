@@ -129,6 +129,12 @@ TEST_CASE("sink probes: query ranges are read strictly") {
   const Probe probe = repeated_tokens_probe(m, 2, 0, 1);
   CHECK_THROWS_WITH_AS(head_roles(m, probe, parse_query_range("40:50", 8)), doctest::Contains("--sink-queries"),
                        ValueError);
+  // One that runs past it is refused too (it was cut to the probe's end without a word); "A:" is the rest.
+  const std::size_t L = probe.sequences.shape()[1];
+  const std::string has_l = "the probe has " + std::to_string(L) + " positions";
+  CHECK_THROWS_WITH_AS(head_roles(m, probe, parse_query_range("1:99999", 8)), doctest::Contains(has_l.c_str()), ValueError);
+  CHECK(head_roles(m, probe, parse_query_range("1:", 8)).size() > 0);
+  CHECK(head_roles(m, probe, parse_query_range("1:" + std::to_string(L), 8)).size() > 0);
 }
 
 TEST_CASE("text probes: the delimiter score reads the latest space or newline before each query, by hand") {

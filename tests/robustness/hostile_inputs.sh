@@ -150,7 +150,7 @@ a"
 check checkpoint_bad_merges 1 "src_merges|line 2: expected two symbols" -- "$hl" tokenize --checkpoint "$tmp/merges_lost.safetensors" x
 check course_unknown_subcommand 2 "A subcommand is required" -- "$hl" course teach
 check course_bad_seed 2 "--seed" -- "$hl" course status --seed -3
-check course_missing_tests 2 "no_such_tests" -- "$hl" course grade --tests "$tmp/no_such_tests" --out "$tmp/grade.json"
+check course_missing_tests 2 "--tests .*no_such_tests. does not exist" -- "$hl" course grade --tests "$tmp/no_such_tests" --out "$tmp/grade.json"
 # There, but no program: named as such ("are not built: cmake --build ..." before).
 check course_tests_dev_zero 2 "--tests '/dev/zero' is not a regular file" -- "$hl" course status --tests /dev/zero
 check course_tests_directory 2 "--tests '.*' is not a regular file" -- "$hl" course status --tests "$tmp"
