@@ -174,9 +174,9 @@ int study_report(const StudyOptions& o) {
       throw ValueError("--out " + quote_clipped(out.string()) + ": exists and is not a directory");
     std::vector<fs::path> inputs = {recipe.path};
     if (!o.from_csv.empty()) inputs.push_back(o.from_csv);
-    for (const char* name : {"runs.csv", "summary.csv", "comparisons.csv", "report.md", "chart.svg"})
-      if (o.from_csv.empty() || std::string(name) != "runs.csv")  // --from-csv writes no runs.csv
-        check_output_file(out / name, inputs, "--out");
+    std::vector<std::string> written = {"summary.csv", "comparisons.csv", "report.md", "chart.svg"};
+    if (o.from_csv.empty()) written.insert(written.begin(), "runs.csv");  // --from-csv writes no runs.csv
+    for (const std::string& name : written) check_output_file(out / name, inputs, "--out");
     // The report's own folders are the runs' and the recipe's; elsewhere a report.md is someone's.
     const auto same = [](const fs::path& a, const fs::path& b) {
       std::error_code e;
@@ -184,8 +184,8 @@ int study_report(const StudyOptions& o) {
     };
     const bool own = (!o.runs.empty() && same(out, o.runs)) || same(out, recipe.path.parent_path());
     if (!own && !o.overwrite)
-      for (const char* name : {"runs.csv", "summary.csv", "comparisons.csv", "report.md", "chart.svg"})
-        if ((o.from_csv.empty() || std::string(name) != "runs.csv") && fs::exists(out / name, ec))
+      for (const std::string& name : written)
+        if (fs::exists(out / name, ec))
           throw ValueError("--out " + quote_clipped(out.string()) + " holds " + name +
                            " already (not the --runs directory or the recipe's folder): give --overwrite to replace it");
   }

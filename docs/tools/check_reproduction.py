@@ -48,31 +48,27 @@ def rows_by_run(path):
         return {(r["cell"], r["seed"]): r for r in csv.DictReader(f)}
 
 
-def cell_names(recipe):
-    names = []
+def study_lines(recipe):
+    """The recipe's cell names and its first seed (its [study] section's cell and seeds lines)."""
+    names, seed = [], None
     with open(recipe) as f:
         for line in f:
             key, _, value = line.partition("=")
             if key.strip() == "cell" and value.split():
                 names.append(value.split()[0])
-    return names
-
-
-def first_seed(recipe):
-    with open(recipe) as f:
-        for line in f:
-            key, _, value = line.partition("=")
-            if key.strip() == "seeds":
-                return value.strip().split(",")[0].strip()
-    raise SystemExit(f"{recipe}: no seeds line")
+            elif key.strip() == "seeds" and seed is None:
+                seed = value.strip().split(",")[0].strip()
+    if seed is None:
+        raise SystemExit(f"{recipe}: no seeds line")
+    return names, seed
 
 
 def check(recipe, headlab, chosen, seed):
     committed_csv = os.path.join(os.path.dirname(recipe), "runs.csv")
     committed = rows_by_run(committed_csv)
-    names = cell_names(recipe)
+    names, recipe_seed = study_lines(recipe)
     cells = [names[0], names[-1]] if chosen == "first,last" else chosen.split(",")
-    seed = seed or first_seed(recipe)
+    seed = seed or recipe_seed
     work = tempfile.mkdtemp(prefix="headlab_reproduce_")
     try:
         jobs = os.path.join(work, "jobs.txt")

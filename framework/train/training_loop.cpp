@@ -8,6 +8,8 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -223,11 +225,12 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     const auto step_start = Clock::now();
     // One update: the step's loss and gradients, clipping by global norm, lr(step), the optimiser.
     optimizer.zero_grad();
-    const Generator data_before = data_rng, dropout_before = dropout_rng;
+    // A stop is taken between --grad-accum's batches only: then the generators go back to here.
+    std::optional<std::pair<Generator, Generator>> before;
+    if (o.grad_accum > 1) before.emplace(data_rng, dropout_rng);
     const StepLoss step = accumulated_step_loss(task, o, st.step + 1, data_rng, dropout_rng);
     if (step.interrupted) {  // the partial step is dropped: the checkpoint resumes as after step st.step
-      data_rng = data_before;
-      dropout_rng = dropout_before;
+      std::tie(data_rng, dropout_rng) = *before;
       optimizer.zero_grad();
       state.interrupted = true;
       clear_stop_request();
