@@ -39,10 +39,13 @@ std::size_t count(const char* flag, std::int64_t value, std::int64_t min_value =
   return static_cast<std::size_t>(value);
 }
 
-// An exact integer held in a double (FLOPs), printed without exponent.
+// A count held in a double (FLOPs): every digit up to 2^53, where a double holds each integer
+// exactly; beyond that the 15 significant digits a double keeps, with an exponent ("1.2e+22"),
+// not digits it does not hold.
 std::string integer(double x) {
   std::ostringstream os;
-  os << std::fixed << std::setprecision(0) << x;
+  if (std::fabs(x) <= 9007199254740992.0) os << std::fixed << std::setprecision(0) << x;
+  else os << std::setprecision(15) << x;
   return os.str();
 }
 

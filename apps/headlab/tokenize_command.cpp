@@ -61,6 +61,8 @@ int run_tokenize(const TokenizeOptions& o) {
     usage = "--side must be source or target";
   else if (!o.file.empty() && !o.sentences.empty())
     usage = "give sentences or --file, not both";
+  else if (o.file.empty() && o.sentences.empty())
+    usage = "nothing to tokenize: give the sentences as arguments or --file FILE (one a line)";
   if (usage) {
     std::cerr << "headlab tokenize: " << usage << "\n";
     return 2;

@@ -65,7 +65,7 @@ def measure(headlab, runs, cells, orders, commit):
             rnd = [order_numbers(c[o]) for o in c if o.startswith("random")]
             n = len(rnd)
             row = {"cell": cell, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
-                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                    "valid_loss": round(s["valid_loss"], 6), "valid_bleu": round(s["valid_bleu"], 6),
                    "full_bleu": c["importance"][0][3],
                    "test_bleu": s.get("test_bleu_greedy") if s.get("test_bleu_greedy") is not None else "",

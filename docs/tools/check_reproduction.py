@@ -8,17 +8,19 @@ their metrics with the committed runs.csv, digit for digit.
 For each recipe: `headlab study run RECIPE --runs TMP --emit-jobs JOBS` gives the exact command of
 every run (the recipe's [train], the cell's flags, --seed, --threads); the runs of the chosen cells
 (default: the first and the last cell) at one seed (default: the recipe's first) are trained, then
-`headlab study report RECIPE --runs TMP` writes their runs.csv, whose metric columns are compared with
-the committed docs/studies/<name>/runs.csv. Prints per run "same" (every metric identical, or equal to the digits the committed value was
-rounded to) or each
-metric that differs, old and new; exit status 1 when any differs, 0 when all are the same.
+`headlab study report RECIPE --runs TMP` writes their runs.csv, whose metric columns are compared
+with the committed docs/studies/<name>/runs.csv. Prints per run "same" (every metric identical, or
+equal to the digits the committed value was rounded to) or each metric that differs, old and new.
 
-What a difference means: the numbers a run gives depend on the CPU (its BLAS kernels), the thread
-count (pinned by the recipe) and headlab's own kernels. On the CPU the runs.csv names (its cpu
-column), a difference says that a change since its commit column changed the arithmetic; the page
-must then say so or the study be rerun. On another CPU, differences are expected: there the check
-says nothing. Studies whose metrics come from a measure.py (a runs.csv made by the script) are not
-checked here: their summary.json fields are not the committed columns.
+What a difference means: the numbers a run gives depend on the thread count (pinned by the
+recipe), headlab's own code, and the machine's arithmetic: the CPU (a virtual machine's "AMD EPYC"
+has been a Zen 3, a Zen 4 and a Zen 5), the kernels OpenBLAS picks for it, and the instructions
+headlab was compiled for (-march=native). Runs since 2026-12-07 record all three in runs.csv's
+arithmetic column. Where the committed run's arithmetic is this machine's, a difference says that a
+change since its commit changed the numbers (exit status 1); where it is another, differences are
+expected and say nothing (reported, exit status 0); where it is unrecorded, the check cannot tell
+(exit status 1, the message says so). Studies whose metrics come from a measure.py (a runs.csv made
+by the script) are not checked here: their summary.json fields are not the committed columns.
 """
 import argparse
 import csv
@@ -28,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-FIXED_COLUMNS = {"cell", "seed", "steps", "train_seconds", "flags", "threads", "cpu", "commit"}
+FIXED_COLUMNS = {"cell", "seed", "steps", "train_seconds", "flags", "threads", "cpu", "arithmetic", "commit"}
 
 
 def agrees(old, new):
@@ -96,12 +98,19 @@ def check(recipe, headlab, chosen, seed):
             metrics = [c for c in row if c not in FIXED_COLUMNS]
             differing = [(c, old.get(c), row[c]) for c in metrics if not agrees(old.get(c) or "", row[c])]
             where = f"{os.path.basename(os.path.dirname(recipe))}: {key[0]} seed {key[1]}"
+            then, here = old.get("arithmetic") or "", row.get("arithmetic") or ""
             if not differing:
                 print(f"{where}: same ({len(metrics)} metrics; committed at {old.get('commit')} on {old.get('cpu')})")
-            else:
-                same = False
-                shown = "; ".join(f"{c} {o} -> {n}" for c, o, n in differing)
-                print(f"{where}: DIFFERS from the commit {old.get('commit')} on {old.get('cpu')}: {shown}")
+                continue
+            shown = "; ".join(f"{c} {o} -> {n}" for c, o, n in differing)
+            if then and then != here:
+                print(f"{where}: differs, as expected on other arithmetic (committed on '{then}', here '{here}'): {shown}")
+                continue
+            same = False
+            why = ("the same arithmetic, so a change since that commit changed the numbers" if then else
+                   "the committed run records no arithmetic (runs before 2026-12-07), so the CPU under it may "
+                   f"have been another; here '{here}'")
+            print(f"{where}: DIFFERS from the commit {old.get('commit')} on {old.get('cpu')} ({why}): {shown}")
         return same
     finally:
         shutil.rmtree(work, ignore_errors=True)

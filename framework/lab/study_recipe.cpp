@@ -243,7 +243,7 @@ StudyRecipe parse_study_recipe(const std::string& text, const std::string& path)
         const std::string field = colon == std::string::npos ? name : word.substr(colon + 1);
         if (name.empty() || field.empty()) throw ValueError(where + ": metrics: " + quote_clipped(word) + " is not NAME[:FIELD]");
         if (r.metric_fields.count(name)) throw ValueError(where + ": metrics: " + name + " is named twice");
-        for (const char* column : {"cell", "seed", "steps", "train_seconds", "flags", "threads", "cpu", "commit"})
+        for (const char* column : {"cell", "seed", "steps", "train_seconds", "flags", "threads", "cpu", "arithmetic", "commit"})
           if (name == column)  // runs.csv has this column already: it would be there twice
             throw ValueError(where + ": metrics: '" + name + "' is a column runs.csv has of its own; name the metric " +
                              "otherwise (NAME:FIELD, e.g. run_" + name + ":" + field + ")");

@@ -124,6 +124,8 @@ std::vector<StudyRun> collect_study_runs(const StudyRecipe& recipe, const SweepP
     row.facts["cpu"] = summary.is_object() && summary.contains("cpu") && summary["cpu"].is_string()
                            ? summary["cpu"].get<std::string>()
                            : "unrecorded";
+    if (summary.is_object() && summary.contains("arithmetic") && summary["arithmetic"].is_string())
+      row.facts["arithmetic"] = summary["arithmetic"].get<std::string>();  // runs since 2026-12-07
     rows.push_back(row);
   }
   return rows;
@@ -376,10 +378,11 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
     }
     md << "\n";
   }
-  std::set<std::string> cpus;
+  std::set<std::string> cpus, arithmetics;
   double seconds = 0;
   for (const StudyRun& run : runs) {
     cpus.insert(fact(run, "cpu"));
+    if (!fact(run, "arithmetic").empty()) arithmetics.insert(fact(run, "arithmetic"));
     if (run.values.count("train_seconds")) seconds += run.values.at("train_seconds");
   }
   std::string cpu_list;
@@ -387,6 +390,11 @@ std::string study_report_markdown(const StudyRecipe& recipe, const StudyReport& 
   md << "Runs: " << runs.size() << " finished; CPU: " << (cpu_list.empty() ? "none" : markdown_inline(cpu_list)) << "; "
      << recipe.threads << (recipe.threads == 1 ? " thread" : " threads") << " a run; training time "
      << readable_number(seconds, 3) << " s in all.\n";
+  if (!arithmetics.empty()) {
+    std::string list;
+    for (const std::string& a : arithmetics) list += (list.empty() ? "" : " / ") + a;
+    md << "Arithmetic (CPU numbers, OpenBLAS kernels, compiled instructions): " << markdown_inline(list) << ".\n";
+  }
   if (!missing.empty()) {
     md << "\nNot finished (left out of every number above): ";
     for (std::size_t i = 0; i < missing.size(); ++i) md << (i ? ", " : "") << markdown_inline(missing[i]);

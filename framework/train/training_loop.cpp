@@ -365,6 +365,7 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                             {"interrupted", r.interrupted},
                             {"threads", threads()},
                             {"cpu", cpu_model()},
+                            {"arithmetic", arithmetic_fingerprint()},
                             {"select", o.select},
                             {"best_step", r.best_step},
                             {"best_value", r.best_value}};

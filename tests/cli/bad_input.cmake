@@ -16,6 +16,12 @@ endfunction()
 # Counts past 2^64 - 1 are refused, not printed wrapped around (4e27 parameters read 1.3e19).
 expect_exit(cli.stats_parameters_times_layers_overflow_exits_2 2 "--layers 1000000000: 4000000004000000000 parameters a layer times 1000000000 layers is more than a 64-bit count holds"
             ${HL} stats --d-model 1000000000 --heads 1 --layers 1000000000)
+# A count past 2^53 is printed with the 15 digits a double keeps (it printed 23 digits as exact).
+add_test(NAME cli.stats_large_counts_not_printed_as_exact
+         COMMAND ${HL} stats --d-model 999999 --heads 1 --seq-len 999999 --layers 999)
+set_tests_properties(cli.stats_large_counts_not_printed_as_exact PROPERTIES
+                     PASS_REGULAR_EXPRESSION "forward FLOPs \\(T = 999999\\) +1[.][0-9]+e[+]19 +1[.][0-9]+e[+]22"
+                     FAIL_REGULAR_EXPRESSION "[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]")
 expect_exit(cli.stats_parameters_overflow_exits_2 2 "invalid configuration: an attention of d_model 2147483647.* has more parameters than a 64-bit count holds"
             ${HL} stats --d-model 2147483647 --heads 1 --gate elementwise)
 

@@ -25,6 +25,13 @@ add_test(NAME cli.tokenize_refuses_both_sources
 set_tests_properties(cli.tokenize_refuses_both_sources PROPERTIES
                      PASS_REGULAR_EXPRESSION "give --checkpoint \\(a translation model\\) or --merges.*exit status 2"
                      FIXTURES_REQUIRED bpe_translate)
+# Neither sentences nor --file: a usage error, not silence (it printed nothing and exited 0).
+add_test(NAME cli.tokenize_refuses_no_input
+         COMMAND sh -c "\"$0\" tokenize --checkpoint \"$1/best.safetensors\" < /dev/null; echo \"exit status $?\""
+                 $<TARGET_FILE:headlab_cli> ${BPE_RUN})
+set_tests_properties(cli.tokenize_refuses_no_input PROPERTIES
+                     PASS_REGULAR_EXPRESSION "nothing to tokenize: give the sentences as arguments or --file.*exit status 2"
+                     FIXTURES_REQUIRED bpe_translate)
 add_test(NAME cli.tokenize_names_a_bad_merges_line
          COMMAND sh -c "printf '#headlab-bpe-merges 1\\na b\\nc\\n' > \"$1/bad_merges.txt\"; \"$0\" tokenize --merges \"$1/bad_merges.txt\" x; echo \"exit status $?\""
                  $<TARGET_FILE:headlab_cli> ${CMAKE_CURRENT_BINARY_DIR})

@@ -127,6 +127,17 @@ add_test(NAME docs.study_tool_pins_check_sees_an_unpinned_option
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.study_tool_pins_check_sees_an_unpinned_option PROPERTIES
                      PASS_REGULAR_EXPRESSION "headlab heads: option --sink-queries is not pinned \\(its default today: all\\)[^\n]*\nexit status 1\n")
+# docs/tools/replicate_verdicts.py on study 1's quick form: the runs trained again, both sides'
+# comparisons through the C++ statistics, the committed verdict (confirmed) beside the replicated one
+# (20 steps and 2 seeds cannot confirm it: the difference is marked), verdicts.csv written.
+add_test(NAME docs.replicate_verdicts_quick
+         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2\" --quick --jobs 1 --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\"; echo \"exit status $?\"; head -n 2 \"$3/out/verdicts.csv\"; wc -l < \"$3/out/induction-heads/runs.csv\""
+                 ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/replicate_verdicts.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies/induction-heads/recipe.ini ${CMAKE_CURRENT_BINARY_DIR}/replicate_quick
+                 $<TARGET_FILE:headlab_cli>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.replicate_verdicts_quick PROPERTIES
+                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n")
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)
@@ -164,6 +175,18 @@ foreach(study kv-sharing-recall gate-lr-sweep gated-attention head-count recall-
                    ${PROJECT_SOURCE_DIR}/docs/studies/${study}.md ${PROJECT_SOURCE_DIR}/docs/studies/${study}/report.md)
   set_tests_properties(docs.study_${name}_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 endforeach()
+# Every committed report.md, summary.csv and comparisons.csv is what `study report --from-csv` makes
+# of the committed runs.csv today; and the check sees one changed number in a copy of a study.
+add_test(NAME docs.study_reports_regenerate
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_reports_regenerate.py
+                 $<TARGET_FILE:headlab_cli> ${PROJECT_SOURCE_DIR}/docs/studies)
+set_tests_properties(docs.study_reports_regenerate PROPERTIES PASS_REGULAR_EXPRESSION "^reports: [1-9][0-9]* regenerate")
+add_test(NAME docs.study_reports_regenerate_sees_a_change
+         COMMAND sh -c "rm -rf \"$3\" && mkdir -p \"$3\" && cp -r \"$2/kv-sharing-recall\" \"$3/\" && sed -i '2s/,a2a3477,1,/,a2a3477,0.5,/' \"$3/kv-sharing-recall/runs.csv\" && \"$0\" \"$1\" \"$4\" \"$3\"; echo \"exit status $?\""
+                 ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_reports_regenerate.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies ${CMAKE_CURRENT_BINARY_DIR}/regenerate_changed $<TARGET_FILE:headlab_cli>)
+set_tests_properties(docs.study_reports_regenerate_sees_a_change PROPERTIES
+                     PASS_REGULAR_EXPRESSION "kv-sharing-recall/report.md: differs from what[^\n]*\n(kv-sharing-recall/[a-z]+.csv: differs[^\n]*\n)+exit status 1\n")
 # Study 21's page shows its part A (ensemble-robustness-drop/report.md).
 add_test(NAME docs.study_ensemble_robustness_block
          COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py

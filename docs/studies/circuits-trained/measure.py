@@ -51,7 +51,7 @@ def main():
             s = json.load(f)
         accuracy = round(s["valid_accuracy"], 6)  # the repeated half's accuracy (256 held-out sequences)
         runs.append({"cell": "2-layer", "seed": seed, "steps": s["steps"], "train_seconds": round(s["train_seconds"], 2),
-                     "threads": 1, "cpu": cpu, "commit": commit, "repeated_accuracy": accuracy,
+                     "threads": 1, "cpu": cpu, "arithmetic": s.get("arithmetic", ""), "commit": commit, "repeated_accuracy": accuracy,
                      "repeated_loss": round(s["repeated_loss"], 6), "first_half_loss": round(s["first_half_loss"], 6)})
         roles = {(int(r["layer"]), int(r["head"])): r for r in heads_rows(a.headlab, ckpt, os.path.join(scratch, "heads"))}
         patch = {(r["module"], int(r["head"])): float(r["recovered"])

@@ -51,7 +51,7 @@ def main():
             heads.append({"cell": cell, "seed": seed, "head": r["head"], "accuracy": r["metric"],
                           "metric_drop": r["metric_drop"], "loss_rise": r["loss_rise"]})
         row = {"cell": cell, "heads": h, "seed": seed, "steps": s["steps"],
-               "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+               "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                "answer_accuracy": round(s["valid_accuracy"], 6)}
         if cell.startswith("gap-"):
             row["train_accuracy"] = round(s["train_accuracy"], 6)

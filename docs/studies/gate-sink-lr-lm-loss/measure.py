@@ -43,7 +43,7 @@ def main():
                                   ["--text", valid, "--probe-sequences", "256", "--seed", "1"])
                 gate_mean = round(sum(float(h["gate_mean"]) for h in rows) / len(rows), 6)
             runs.append({"cell": gate, "seed": seed, "lr": float(lr), "steps": s["steps"], "parameters": s["parameters"],
-                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(),
+                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""),
                          "commit": commit, "valid_loss": round(s["valid_loss"], 6),
                          "valid_bits_per_char": round(s["valid_bits_per_char"], 6),
                          "loss_spikes": s["loss_spikes"], "max_loss_jump": "" if s["max_loss_jump"] is None else round(s["max_loss_jump"], 6),

@@ -49,7 +49,7 @@ def main():
                               ["--text", valid, "--probe-sequences", "256", "--seed", "1"])
             top = max(rows, key=lambda h: float(h["sink_mass"]))
             row = {"cell": gate, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
-                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                    "valid_loss": round(s["valid_loss"], 6), "valid_bits_per_char": round(s["valid_bits_per_char"], 6),
                    "sink_mass": round(s["sink_mass"], 6), "max_head_sink": float(top["sink_mass"]),
                    "max_head": f'{top["layer"]}.{top["head"]}', "uniform": float(top["sink_uniform"]),

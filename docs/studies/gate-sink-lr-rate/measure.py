@@ -46,7 +46,7 @@ def main():
                     first_loss = json.loads(f.readline())["loss"]
                 row = {"cell": f"{gate}-lr{rate}", "gate": gate, "lr": float(rate), "seed": seed, "steps": s["steps"],
                        "parameters": s["parameters"], "train_seconds": round(s["train_seconds"], 2), "threads": 1,
-                       "cpu": cpu_model(), "commit": commit,
+                       "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                        "repeated_accuracy": rounded(s.get("valid_accuracy")),
                        "repeated_loss": rounded(s.get("repeated_loss")),
                        "loss_spikes": s["loss_spikes"], "max_loss_jump": rounded(s["max_loss_jump"]),

@@ -49,7 +49,7 @@ def main():
                                                        "--json", task="induction"),
                                           check=True, capture_output=True, text=True, env=env).stdout)
             row = {"cell": gate, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
-                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                    # the recipe's metrics: the trainer's own evaluation (256 held-out sequences, summary.json)
                    "repeated_accuracy": round(s["valid_accuracy"], 6), "repeated_loss": round(s["repeated_loss"], 6),
                    "first_half_loss": round(s["first_half_loss"], 6),

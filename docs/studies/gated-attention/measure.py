@@ -35,7 +35,7 @@ def main():
             dec_self = [h for h in heads if h["kind"] == "decoder self"]
             gates = [number(h["gate_queries"]) for h in dec_self]
             rows.append({"cell": gate, "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
-                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(),
+                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""),
                          "commit": commit, "valid_loss": round(s["valid_loss"], 6),
                          "valid_bleu": round(s["valid_bleu"], 4),
                          "sink_max": max(float(h["sink_mass"]) for h in dec_self),

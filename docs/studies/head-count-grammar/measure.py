@@ -106,7 +106,7 @@ def main():
         row = {"cell": cell, "family": family, "heads": heads, "head_size": head_size, "seed": seed,
                "steps": summary.get("steps_done", summary.get("steps")),
                "train_seconds": round(summary.get("train_seconds", float("nan")), 1),
-               "threads": 1, "cpu": cpu_model(), "commit": commit}
+               "threads": 1, "cpu": cpu_model(), "arithmetic": summary.get("arithmetic", ""), "commit": commit}
         row.update({k: (round(v, 6) if isinstance(v, float) else v) for k, v in m.items()})
         rows.append(row)
         print(cell, seed, row["exact"], row["bleu"], row["best_aer"], file=sys.stderr)

@@ -36,7 +36,7 @@ def main():
                 s = json.load(f)
             rows.append({"cell": cell, "family": family, "heads": heads, "head_size": head_size, "seed": seed,
                          "steps": s["steps"], "parameters": s["parameters"], "flops_per_token": int(s["flops_per_token"]),
-                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                          "answer_accuracy": round(s["valid_accuracy"], 6), "value_accuracy": round(s["slot_accuracy"], 6),
                          "valid_loss": round(s["valid_loss"], 6)})
     write_runs_csv(rows, a.out)

@@ -47,7 +47,7 @@ def main():
             rows.append({
                 "cell": cell, "layers": layers, "head_size": head_size, "seed": seed, "steps": s["steps"],
                 "parameters": s["parameters"], "train_seconds": round(s["train_seconds"], 2), "threads": 1,
-                "cpu": cpu_model(), "commit": commit,
+                "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                 "repeated_accuracy": round(s["valid_accuracy"], 6), "repeated_loss": round(s["repeated_loss"], 6),
                 "first_half_loss": round(s["first_half_loss"], 6),
                 "best_previous_token_l0": max(float(h["previous_token"]) for h in first),

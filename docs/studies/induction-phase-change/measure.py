@@ -91,7 +91,7 @@ def main():
                                "repeated_accuracy": round(accuracy, 6), "best_previous_token_l0": round(p, 6),
                                "best_induction_last": round(i, 6)})
             row = {"cell": cell, "layers": layers, "seed": seed, "steps": s["steps"], "eval_every": interval,
-                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                   "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                    "repeated_accuracy": round(s["valid_accuracy"], 6), "repeated_loss": round(s["repeated_loss"], 6)}
             row.update(events(curve))
             rows.append(row)

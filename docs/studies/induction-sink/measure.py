@@ -50,7 +50,7 @@ def main():
         first = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-first-half"), "first-half", env)
         every = heads_rows(a.headlab, checkpoint, os.path.join(d, "heads-all"), "all", env)
         row = {"cell": "2-layer", "seed": seed, "steps": s["steps"], "train_seconds": round(s["train_seconds"], 2),
-               "threads": 1, "cpu": cpu_model(), "commit": commit,
+               "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                # the recipe's metrics: the trainer's own evaluation (256 held-out sequences, summary.json)
                "repeated_accuracy": round(s["valid_accuracy"], 6), "repeated_loss": round(s["repeated_loss"], 6),
                "first_half_loss": round(s["first_half_loss"], 6)}

@@ -71,7 +71,7 @@ def main():
         top = max(last, key=lambda c: c["sink_mass"])
         appears = [c["step"] for c in curves if c["seed"] == seed and c["sink_mass"] >= 0.3]
         row = {"cell": "bos", "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
-               "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+               "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                "valid_loss": round(s["valid_loss"], 6), "valid_bits_per_char": round(s["valid_bits_per_char"], 6),
                "sink_mass": round(s["sink_mass"], 6), "max_head_sink": top["sink_mass"],
                "max_head": f'{top["layer"]}.{top["head"]}', "uniform": top["uniform"],

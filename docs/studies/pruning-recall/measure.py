@@ -81,7 +81,7 @@ def main():
                               "removal_rank": removed.index(name) + 1 if name in removed else ""})
             two = acc[h - 2] if h > 2 else float(s["valid_accuracy"])
             runs.append({"cell": cell, "heads": h, "seed": seed, "steps": s["steps"],
-                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(),
+                         "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""),
                          "commit": commit, "answer_accuracy": round(s["valid_accuracy"], 6),
                          "two_head_accuracy": round(two, 6), "heads_within": within, "above_band": above,
                          "below_band": below, "survivors_retrieve": sum(n in retrieves for n in survivors),

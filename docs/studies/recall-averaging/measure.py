@@ -71,7 +71,7 @@ def main():
                                       "mass_b": k["mass_key2"], "named": k["named"], "focus": k["focus"]})
                     runs.append({"cell": cell, "form": form, "heads": h, "values": values, "seed": seed,
                                  "steps": s["steps"], "parameters": s["parameters"],
-                                 "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(),
+                                 "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""),
                                  "commit": commit, "answer_accuracy": round(s["valid_accuracy"], 6),
                                  "value_accuracy": round(s["slot_accuracy"], 6),
                                  "valid_loss": round(s["valid_loss"], 6), "key_split": key_split(keys),

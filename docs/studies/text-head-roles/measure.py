@@ -70,7 +70,7 @@ def main():
         prev = [float(h["previous_token"]) for h in rows]
         delim = [float(h["delimiter"]) for h in rows]
         runs.append({"cell": "default", "seed": seed, "steps": s["steps"], "parameters": s["parameters"],
-                     "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "commit": commit,
+                     "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                      "valid_loss": round(s["valid_loss"], 6), "valid_bits_per_char": round(s["valid_bits_per_char"], 6),
                      "sink_mass": round(s["sink_mass"], 6), "bigram_loss": round(bigram, 6),
                      "previous_token_heads": sum(p > 0.4 for p in prev), "best_previous_token": max(prev),
