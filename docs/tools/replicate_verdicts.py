@@ -4,7 +4,7 @@ machine, and sets each declared comparison's new estimate, interval and verdict 
 ones.
 
   docs/tools/replicate_verdicts.py RECIPE [RECIPE ...] --runs DIR [--out DIR] [--jobs 2]
-                                   [--headlab build/release/apps/headlab] [--quick]
+                                   [--set KEY=VALUE ...] [--headlab build/release/apps/headlab] [--quick]
 
 For each recipe (docs/studies/<name>/recipe.ini): `headlab study run RECIPE --runs DIR/<name> -j JOBS`
 (finished runs are kept, so a stopped replication goes on), `headlab study report RECIPE --runs
@@ -14,6 +14,11 @@ recipe's criteria, so both sides are judged alike). Prints one line per comparis
 OUT/<name>/{runs,comparisons}.csv (the replication's raw data) and OUT/verdicts.csv (study,
 comparison, committed and replicated difference, 95% CI, Holm p, verdict, same verdict or not; rows
 of other studies already in it are kept).
+
+--set KEY=VALUE changes one pinned [train] option of every recipe for the rerun (a copy of the recipe
+in DIR/<name>.recipe.ini is run; the committed one is untouched): `--set heads-in-place=true` reruns
+studies made with the composed attention steps through the in-place heads, the same formula summed
+in another order, which asks the same question as another CPU would.
 
 What it settles: the committed numbers were made at one commit on one machine's arithmetic (the
 CPU, OpenBLAS's kernels, the instructions headlab was compiled for; runs.csv's cpu and arithmetic
@@ -48,17 +53,40 @@ def interval(row):
     return f"[{float(low):+.4f}, {float(high):+.4f}]"
 
 
-def replicate(recipe, headlab, runs_root, jobs, quick):
+def with_options(recipe, settings, path):
+    """A copy of RECIPE at PATH with each KEY=VALUE of settings replacing its [train] line KEY=..."""
+    lines, section, seen = [], "", set()
+    with open(recipe) as f:
+        for line in f:
+            stripped = line.strip()
+            if stripped.startswith("["):
+                section = stripped
+            key = stripped.partition("=")[0].strip()
+            if section == "[train]" and key in settings and not stripped.startswith("#"):
+                line, seen = f"{key}={settings[key]}\n", seen | {key}
+            lines.append(line)
+    missing = set(settings) - seen
+    if missing:
+        raise SystemExit(f"{recipe}: --set {', '.join(sorted(missing))}: not a pinned [train] option of this recipe")
+    with open(path, "w") as f:
+        f.writelines(lines)
+    return path
+
+
+def replicate(recipe, headlab, runs_root, jobs, quick, settings):
     name = os.path.basename(os.path.dirname(os.path.abspath(recipe)))
     runs = os.path.join(runs_root, name)
+    committed_runs_csv = os.path.join(os.path.dirname(os.path.abspath(recipe)), "runs.csv")
+    if settings:
+        os.makedirs(runs_root, exist_ok=True)
+        recipe = with_options(recipe, settings, os.path.join(runs_root, name + ".recipe.ini"))
     run = [headlab, "study", "run", recipe, "--runs", runs, "-j", str(jobs)] + (["--quick"] if quick else [])
     subprocess.run(run, check=True, stdout=subprocess.DEVNULL)
     subprocess.run([headlab, "study", "report", recipe, "--runs", runs] + (["--quick"] if quick else []),
                    check=True, stdout=subprocess.DEVNULL)
     committed_dir = tempfile.mkdtemp(prefix="headlab_committed_")
     try:
-        subprocess.run([headlab, "study", "report", recipe, "--from-csv",
-                        os.path.join(os.path.dirname(os.path.abspath(recipe)), "runs.csv"), "--out", committed_dir],
+        subprocess.run([headlab, "study", "report", recipe, "--from-csv", committed_runs_csv, "--out", committed_dir],
                        check=True, stdout=subprocess.DEVNULL)
         old = comparisons(os.path.join(committed_dir, "comparisons.csv"))
     finally:
@@ -85,11 +113,19 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--headlab", default="build/release/apps/headlab")
     ap.add_argument("--quick", action="store_true", help="the recipes' --quick form (a test of this script)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="change this pinned [train] option for the rerun (repeatable)")
     a = ap.parse_args()
     headlab = os.path.abspath(a.headlab)
+    settings = {}
+    for item in a.set:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise SystemExit(f"--set {item!r}: give KEY=VALUE")
+        settings[key.strip()] = value.strip()
     every = []
     for recipe in a.recipes:
-        name, runs, rows = replicate(recipe, headlab, os.path.abspath(a.runs), a.jobs, a.quick)
+        name, runs, rows = replicate(recipe, headlab, os.path.abspath(a.runs), a.jobs, a.quick, settings)
         for r in rows:
             print(f"{name}: {r['comparison']} on {r['metric']}: committed {r['committed_difference']} "
                   f"{r['committed_ci95']} {r['committed_verdict']}; replicated {r['replicated_difference']} "

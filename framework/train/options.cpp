@@ -202,6 +202,7 @@ TransformerConfig TrainOptions::model_config(std::size_t src_vocab, std::size_t 
   c.attention.gate = gate;
   c.attention.rope = rope;
   c.attention.flash = tiled_attention;
+  c.attention.heads_in_place = heads_in_place;
   c.attention.window = window;
   c.attention.sinks = sinks;
   c.attention.latent_dim = latent_dim;

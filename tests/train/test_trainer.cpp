@@ -351,6 +351,16 @@ TEST_CASE("trainer: --tiled-attention trains the same model to float rounding") 
   CHECK(any_differs);  // the kernels differ in rounding: the switch took effect
 }
 
+TEST_CASE("trainer: --heads-in-place reaches every attention layer's config (a recipe pins the path)") {
+  TrainOptions o;
+  CHECK(o.heads_in_place);  // the default since 2026-12-06
+  CHECK(o.model_config(10, 10).attention.heads_in_place);
+  o.heads_in_place = false;  // the composed steps, as runs made before then
+  CHECK_FALSE(o.model_config(10, 10).attention.heads_in_place);
+  o.task = Task::induction;
+  CHECK_FALSE(o.model_config(10, 10).attention.heads_in_place);
+}
+
 TEST_CASE("trainer: at two threads each batch is cut in two parts, which train as the whole batch does (copy, induction)") {
   TempDir b("two"), c("again");
   TrainOptions o = tiny_copy_run(b.path, 5);

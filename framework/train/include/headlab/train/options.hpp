@@ -133,6 +133,9 @@ class OptionError : public ValueError {
     "rotary positions on q and k instead of sinusoidal embeddings (relative positions only)")                         \
   X(bool, tiled_attention, "tiled-attention", false, false, false, false, false, true, kAllTasks,                            \
     "the tiled (FlashAttention-2 style) kernel wherever it applies: same results to float rounding, less memory")     \
+  X(bool, heads_in_place, "heads-in-place", true, true, true, true, true, true, kAllTasks,                                  \
+    "plain multi-head attention reads its heads in place from the fused projection (since 2026-12-06; docs/attention.md): " \
+    "the same formula, on some CPUs summed in another order; =false: the composed steps, as runs made before")          \
   X(std::size_t, window, "window", 0, 0, 0, 0, 0, true, kInduction | kLm | kRecall,                                             \
     "sliding-window attention: a query sees its last W positions, itself included (0 = the whole causal prefix)")     \
   X(std::size_t, sinks, "sinks", 0, 0, 0, 0, 0, true, kInduction | kLm | kRecall,                                                \
