@@ -129,15 +129,16 @@ set_tests_properties(docs.study_tool_pins_check_sees_an_unpinned_option PROPERTI
                      PASS_REGULAR_EXPRESSION "headlab heads: option --sink-queries is not pinned \\(its default today: all\\)[^\n]*\nexit status 1\n")
 # docs/tools/replicate_verdicts.py on study 1's quick form: the runs trained again, both sides'
 # comparisons through the C++ statistics, the committed verdict (confirmed) beside the replicated one
-# (20 steps and 2 seeds cannot confirm it: the difference is marked), verdicts.csv written.
+# (20 steps and 2 seeds cannot confirm it: the difference is marked), verdicts.csv written; --set
+# changes a pinned option in the rerun's copy of the recipe, and refuses a key the recipe lacks.
 add_test(NAME docs.replicate_verdicts_quick
-         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2\" --quick --jobs 1 --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\"; echo \"exit status $?\"; head -n 2 \"$3/out/verdicts.csv\"; wc -l < \"$3/out/induction-heads/runs.csv\""
+         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2\" --quick --jobs 1 --set heads-in-place=true --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\"; echo \"exit status $?\"; head -n 2 \"$3/out/verdicts.csv\"; wc -l < \"$3/out/induction-heads/runs.csv\"; grep -c '^heads-in-place=true$' \"$3/runs/induction-heads.recipe.ini\"; \"$0\" \"$1\" \"$2\" --quick --set no-such-option=1 --runs \"$3/runs\""
                  ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/replicate_verdicts.py
                  ${PROJECT_SOURCE_DIR}/docs/studies/induction-heads/recipe.ini ${CMAKE_CURRENT_BINARY_DIR}/replicate_quick
                  $<TARGET_FILE:headlab_cli>
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.replicate_verdicts_quick PROPERTIES
-                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n")
+                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n1\n.*no-such-option: not a pinned \\[train\\] option of this recipe")
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)
