@@ -13,7 +13,7 @@ DIR/<name>` (the new runs.csv and comparisons.csv, in DIR/<name>), and `headlab 
 recipe's criteria, so both sides are judged alike). Prints one line per comparison; with --out, writes
 OUT/<name>/{runs,comparisons}.csv (the replication's raw data) and OUT/verdicts.csv (study,
 comparison, committed and replicated difference, 95% CI, Holm p, verdict, same verdict or not; rows
-of other studies already in it are kept).
+of other studies already in it are kept) and OUT/verdicts.md (the same as a Markdown table).
 
 --set KEY=VALUE changes one pinned [train] option of every recipe for the rerun (a copy of the recipe
 in DIR/<name>.recipe.ini is run; the committed one is untouched): `--set heads-in-place=true` reruns
@@ -46,11 +46,19 @@ def comparisons(path):
         return {r["comparison"] + " on " + r["metric"]: r for r in csv.DictReader(f)}
 
 
+def number(text, form="{:+.4f}"):
+    """A CSV number as shown, or "—" where the statistics had too few runs (an empty field)."""
+    try:
+        return form.format(float(text))
+    except (TypeError, ValueError):
+        return "—"
+
+
 def interval(row):
     """The interval the verdict used: paired where the test was paired, else Welch's."""
     paired = row.get("test") == "paired"
     low, high = (row["paired_ci95_low"], row["paired_ci95_high"]) if paired else (row["ci95_low"], row["ci95_high"])
-    return f"[{float(low):+.4f}, {float(high):+.4f}]"
+    return f"[{number(low)}, {number(high)}]"
 
 
 def with_options(recipe, settings, path):
@@ -60,7 +68,7 @@ def with_options(recipe, settings, path):
         for line in f:
             stripped = line.strip()
             if stripped.startswith("["):
-                section = stripped
+                section = stripped.replace(" ", "")
             key = stripped.partition("=")[0].strip()
             if section == "[train]" and key in settings and not stripped.startswith("#"):
                 line, seen = f"{key}={settings[key]}\n", seen | {key}
@@ -68,15 +76,43 @@ def with_options(recipe, settings, path):
     missing = set(settings) - seen
     if missing:
         raise SystemExit(f"{recipe}: --set {', '.join(sorted(missing))}: not a pinned [train] option of this recipe")
-    with open(path, "w") as f:
-        f.writelines(lines)
+    if path:
+        with open(path, "w") as f:
+            f.writelines(lines)
     return path
 
 
-def replicate(recipe, headlab, runs_root, jobs, quick, settings):
-    name = os.path.basename(os.path.dirname(os.path.abspath(recipe)))
+def committed_comparisons(headlab, recipe, committed_runs_csv):
+    """The recipe's declared comparisons on the committed runs, through `study report --from-csv`."""
+    out = tempfile.mkdtemp(prefix="headlab_committed_")
+    try:
+        subprocess.run([headlab, "study", "report", recipe, "--from-csv", committed_runs_csv, "--out", out],
+                       check=True, stdout=subprocess.DEVNULL)
+        return comparisons(os.path.join(out, "comparisons.csv"))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def plan(recipe, headlab, runs_root, out_root, settings):
+    """What one recipe's replication needs, checked before any run trains: SystemExit otherwise."""
+    here = os.path.realpath(os.path.dirname(os.path.abspath(recipe)))
+    name = os.path.basename(here)
     runs = os.path.join(runs_root, name)
-    committed_runs_csv = os.path.join(os.path.dirname(os.path.abspath(recipe)), "runs.csv")
+    for what, path in (("--runs", runs), ("--out", os.path.join(out_root, name) if out_root else "")):
+        if path and os.path.realpath(path) == here:
+            raise SystemExit(f"{recipe}: {what} would put the replication into the study's own folder "
+                             "(its committed runs.csv and comparisons.csv); give another directory")
+    if out_root and os.path.realpath(out_root) == os.path.realpath(runs_root):
+        raise SystemExit("--out and --runs are one directory; give --out another (the replication's CSVs are "
+                         "copied there from the runs)")
+    with_options(recipe, settings, None)  # every --set key is pinned by this recipe
+    committed_runs_csv = os.path.join(here, "runs.csv")
+    committed = committed_comparisons(headlab, recipe, committed_runs_csv)
+    return {"recipe": recipe, "name": name, "runs": runs, "committed": committed}
+
+
+def replicate(p, headlab, runs_root, jobs, quick, settings):
+    recipe, name, runs = p["recipe"], p["name"], p["runs"]
     if settings:
         os.makedirs(runs_root, exist_ok=True)
         recipe = with_options(recipe, settings, os.path.join(runs_root, name + ".recipe.ini"))
@@ -84,25 +120,51 @@ def replicate(recipe, headlab, runs_root, jobs, quick, settings):
     subprocess.run(run, check=True, stdout=subprocess.DEVNULL)
     subprocess.run([headlab, "study", "report", recipe, "--runs", runs] + (["--quick"] if quick else []),
                    check=True, stdout=subprocess.DEVNULL)
-    committed_dir = tempfile.mkdtemp(prefix="headlab_committed_")
-    try:
-        subprocess.run([headlab, "study", "report", recipe, "--from-csv", committed_runs_csv, "--out", committed_dir],
-                       check=True, stdout=subprocess.DEVNULL)
-        old = comparisons(os.path.join(committed_dir, "comparisons.csv"))
-    finally:
-        shutil.rmtree(committed_dir, ignore_errors=True)
-    new = comparisons(os.path.join(runs, "comparisons.csv"))
+    old, new = p["committed"], comparisons(os.path.join(runs, "comparisons.csv"))
     rows = []
     for key, n in new.items():
         o = old.get(key)
         rows.append({"study": name, "comparison": n["comparison"], "metric": n["metric"],
-                     "committed_difference": f"{float(o['difference']):+.4f}" if o else "",
-                     "committed_ci95": interval(o) if o else "", "committed_p_holm": o["p_holm"] if o else "",
+                     "committed_difference": number(o["difference"]) if o else "",
+                     "committed_ci95": interval(o) if o else "",
+                     "committed_p_holm": number(o["p_holm"], "{:.3g}") if o else "",
                      "committed_verdict": o["verdict"] if o else "not in the committed runs",
-                     "replicated_difference": f"{float(n['difference']):+.4f}", "replicated_ci95": interval(n),
-                     "replicated_p_holm": n["p_holm"], "replicated_verdict": n["verdict"],
+                     "replicated_difference": number(n["difference"]), "replicated_ci95": interval(n),
+                     "replicated_p_holm": number(n["p_holm"], "{:.3g}"), "replicated_verdict": n["verdict"],
                      "same_verdict": "yes" if o and o["verdict"] == n["verdict"] else "no"})
-    return name, runs, rows
+    return rows
+
+
+def write_outputs(out, name, runs, every):
+    os.makedirs(os.path.join(out, name), exist_ok=True)
+    for f in ("runs.csv", "comparisons.csv"):
+        shutil.copyfile(os.path.join(runs, f), os.path.join(out, name, f))
+    # Rows of studies replicated by an earlier call into the same --out are kept.
+    path, done = os.path.join(out, "verdicts.csv"), {r["study"] for r in every}
+    kept = []
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            kept = [r for r in csv.DictReader(f) if r["study"] not in done]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(kept + every)
+    with open(os.path.join(out, "verdicts.md"), "w") as f:
+        f.write(markdown(kept + every))
+
+
+def markdown(rows):
+    """verdicts.csv as a Markdown table under a "# title" line (a page shows it without the title)."""
+    same = sum(r["same_verdict"] == "yes" for r in rows)
+    out = ["# Replicated verdicts", "",
+           f"{same} of {len(rows)} declared comparisons keep their verdict.", "",
+           "| study | comparison | committed: difference [95% CI], verdict | replicated: difference [95% CI], verdict | same |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['study']} | {r['comparison']} on {r['metric']} | {r['committed_difference']} "
+                   f"{r['committed_ci95']}, {r['committed_verdict']} | {r['replicated_difference']} "
+                   f"{r['replicated_ci95']}, {r['replicated_verdict']} | {r['same_verdict']} |")
+    return "\n".join(out) + "\n"
 
 
 def main():
@@ -123,29 +185,22 @@ def main():
         if not eq or not key.strip():
             raise SystemExit(f"--set {item!r}: give KEY=VALUE")
         settings[key.strip()] = value.strip()
+    plans = [plan(r, headlab, os.path.abspath(a.runs), os.path.abspath(a.out) if a.out else "", settings)
+             for r in a.recipes]
+    for p in plans:
+        if not p["committed"]:
+            print(f"{p['name']}: the recipe declares no comparison: nothing to replicate (skipped)")
     every = []
-    for recipe in a.recipes:
-        name, runs, rows = replicate(recipe, headlab, os.path.abspath(a.runs), a.jobs, a.quick, settings)
+    for p in [p for p in plans if p["committed"]]:
+        rows = replicate(p, headlab, os.path.abspath(a.runs), a.jobs, a.quick, settings)
         for r in rows:
-            print(f"{name}: {r['comparison']} on {r['metric']}: committed {r['committed_difference']} "
+            print(f"{p['name']}: {r['comparison']} on {r['metric']}: committed {r['committed_difference']} "
                   f"{r['committed_ci95']} {r['committed_verdict']}; replicated {r['replicated_difference']} "
                   f"{r['replicated_ci95']} {r['replicated_verdict']}"
                   + ("" if r["same_verdict"] == "yes" else "  <- VERDICT DIFFERS"))
         every += rows
-        if a.out:
-            os.makedirs(os.path.join(a.out, name), exist_ok=True)
-            for f in ("runs.csv", "comparisons.csv"):
-                shutil.copyfile(os.path.join(runs, f), os.path.join(a.out, name, f))
-    if a.out:
-        # Rows of studies replicated by an earlier call into the same --out are kept.
-        path, done = os.path.join(a.out, "verdicts.csv"), {r["study"] for r in every}
-        if os.path.exists(path):
-            with open(path, newline="") as f:
-                every = [r for r in csv.DictReader(f) if r["study"] not in done] + every
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-            w.writeheader()
-            w.writerows(every)
+        if a.out:  # after each study: a later failure keeps what is done
+            write_outputs(a.out, p["name"], p["runs"], every)
     sys.exit(0 if all(r["same_verdict"] == "yes" for r in every) else 1)
 
 

@@ -24,9 +24,20 @@ std::string cpuinfo_field(const std::string& key) {
   return "";
 }
 
-// The vector instruction sets this file was compiled with (the whole library shares its flags).
-std::string compiled_instructions() {
-  std::string isa;
+// The compiler, whether it optimised (GCC fuses multiply-adds only then), and the vector
+// instruction sets this file was compiled with (the whole library shares its flags).
+std::string compiled_for() {
+#if defined(__clang__)
+  std::string isa = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  std::string isa = std::string("gcc ") + __VERSION__;
+#else
+  std::string isa = "an unknown compiler";
+#endif
+#if !defined(__OPTIMIZE__)
+  isa += " without optimisation";
+#endif
+  isa += " for";
 #if defined(__AVX512F__)
   isa += " AVX512F";
 #endif
@@ -39,7 +50,17 @@ std::string compiled_instructions() {
 #if defined(__aarch64__)
   isa += " AArch64";
 #endif
-  return isa.empty() ? " baseline" : isa;
+  return isa.back() == 'r' ? isa + " the baseline instructions" : isa;
+}
+
+// "OpenBLAS 0.3.21" from openblas_get_config() ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell ...").
+std::string openblas_version() {
+  const char* config = openblas_get_config();
+  if (!config) return "OpenBLAS";
+  const std::string text = config;
+  const std::size_t first = text.find(' ');
+  const std::size_t second = first == std::string::npos ? first : text.find(' ', first + 1);
+  return text.substr(0, second);
 }
 
 }  // namespace
@@ -50,14 +71,19 @@ std::string cpu_model() {
 }
 
 std::string arithmetic_fingerprint() {
-  std::string cpu = cpuinfo_field("vendor_id");
-  const std::string family = cpuinfo_field("cpu family");
-  const std::string model = cpuinfo_field("model\t");
-  if (cpu.empty()) cpu = "unknown CPU";
-  if (!family.empty()) cpu += " family " + family;
-  if (!model.empty()) cpu += " model " + model;
+  std::string cpu = cpuinfo_field("vendor_id");  // x86
+  const std::string family = cpuinfo_field("cpu family"), model = cpuinfo_field("model\t");
+  const std::string implementer = cpuinfo_field("CPU implementer"), part = cpuinfo_field("CPU part");  // Arm
+  if (!cpu.empty()) {
+    if (!family.empty()) cpu += " family " + family;
+    if (!model.empty()) cpu += " model " + model;
+  } else if (!implementer.empty()) {
+    cpu = "Arm implementer " + implementer + " part " + part;
+  } else {
+    cpu = "unknown CPU";
+  }
   const char* kernels = openblas_get_corename();
-  return cpu + "; OpenBLAS kernels " + (kernels ? kernels : "unknown") + "; compiled for" + compiled_instructions();
+  return cpu + "; " + openblas_version() + " kernels " + (kernels ? kernels : "unknown") + "; " + compiled_for();
 }
 
 }  // namespace headlab

@@ -230,6 +230,10 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
   a.stop_at_perfect = b.stop_at_perfect = false;
   a.save_every = b.save_every = 0;
   a.keep_checkpoints = b.keep_checkpoints = false;
+  const std::string options_text = "\n" + meta("options");
+  for (const OptionInfo& info : train_option_table())  // saved before the option: any value goes on
+    if (unknown_when_missing(info) && options_text.find("\n" + std::string(info.field) + " = ") == std::string::npos)
+      info.set(a, info.get(b));
   std::string differences;
   for (const OptionInfo& info : train_option_table()) {
     if (!info.stored || info.get(a) == info.get(b)) continue;

@@ -173,6 +173,8 @@ const OptionInfo* find_option_by_flag(const std::string& flag) {
   return nullptr;
 }
 
+bool unknown_when_missing(const OptionInfo& info) { return std::string(info.field) == "heads_in_place"; }
+
 TrainOptions TrainOptions::defaults_for(Task task) {
   TrainOptions o;
 #define HEADLAB_TASK_DEFAULT(type, field, flag, for_copy, for_translate, for_induction, for_lm, for_recall, stored, tasks, \

@@ -115,7 +115,7 @@ TEST_CASE("study recipe: refusals name FILE:LINE and the key") {
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = \"\"\n", "cell name '' must be"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x --print-config\n", "--print-config is set by the study"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x -h\n", "--help is set by the study"},
-      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x --lr\n", "r.ini:75: --lr needs a value"},
+      {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x --lr\n", "r.ini:76: --lr needs a value"},
       {"seeds = 1\nthreads = 1\nmetrics = a steps\ncell = x\n", "metrics: 'steps' is a column runs.csv has of its own"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x --steps --pre-ln\n", ": --steps needs a value"},
       {"seeds = 1\nthreads = 1\nmetrics = a\ncell = x\nquick = --steps\n", ": --steps needs a value"},

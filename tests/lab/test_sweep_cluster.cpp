@@ -242,4 +242,26 @@ TEST_CASE("sweep collect: a key a run's config.ini lacks matches only when the p
   planned.steps += 1;  // a key the file holds is still compared
   CHECK(contains(config_difference(planned.to_config_ini(), dir.path / "config.ini"), "steps="));
 }
+
+TEST_CASE("sweep collect: a run's config.ini without heads-in-place matches either path (its default is not the old one)") {
+  // Runs before 2026-12-06 took the composed steps (a recipe pins false), runs of 12-06/07 the
+  // in-place heads (true); neither wrote the key.
+  TempDir dir("config_heads_in_place");
+  TrainOptions planned = TrainOptions::defaults_for(Task::recall);
+  std::string old_text;
+  {
+    std::istringstream in(planned.to_config_ini());
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("heads-in-place=", 0) != 0) old_text += line + "\n";
+  }
+  REQUIRE(old_text.size() < planned.to_config_ini().size());
+  write_file(dir.path / "config.ini", old_text);
+  planned.heads_in_place = false;
+  CHECK(config_difference(planned.to_config_ini(), dir.path / "config.ini").empty());
+  planned.heads_in_place = true;
+  CHECK(config_difference(planned.to_config_ini(), dir.path / "config.ini").empty());
+  write_file(dir.path / "config.ini", planned.to_config_ini());  // a run that names its path is held to it
+  planned.heads_in_place = false;
+  CHECK(contains(config_difference(planned.to_config_ini(), dir.path / "config.ini"), "heads-in-place=true there"));
+}
 }  // namespace test_sweep_cluster

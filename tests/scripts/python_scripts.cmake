@@ -130,15 +130,16 @@ set_tests_properties(docs.study_tool_pins_check_sees_an_unpinned_option PROPERTI
 # docs/tools/replicate_verdicts.py on study 1's quick form: the runs trained again, both sides'
 # comparisons through the C++ statistics, the committed verdict (confirmed) beside the replicated one
 # (20 steps and 2 seeds cannot confirm it: the difference is marked), verdicts.csv written; --set
-# changes a pinned option in the rerun's copy of the recipe, and refuses a key the recipe lacks.
+# changes a pinned option in the rerun's copy of the recipe, and refuses a key the recipe lacks; runs
+# that would land in the study's own folder (its committed CSVs) are refused before any training.
 add_test(NAME docs.replicate_verdicts_quick
-         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2\" --quick --jobs 1 --set heads-in-place=true --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\"; echo \"exit status $?\"; head -n 2 \"$3/out/verdicts.csv\"; wc -l < \"$3/out/induction-heads/runs.csv\"; grep -c '^heads-in-place=true$' \"$3/runs/induction-heads.recipe.ini\"; \"$0\" \"$1\" \"$2\" --quick --set no-such-option=1 --runs \"$3/runs\""
+         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2\" --quick --jobs 1 --set heads-in-place=true --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\"; echo \"exit status $?\"; head -n 2 \"$3/out/verdicts.csv\"; wc -l < \"$3/out/induction-heads/runs.csv\"; grep -c '^heads-in-place=true$' \"$3/runs/induction-heads.recipe.ini\"; \"$0\" \"$1\" \"$2\" --quick --set no-such-option=1 --runs \"$3/runs\"; \"$0\" \"$1\" \"$2\" --quick --runs \"$(dirname \"$(dirname \"$2\")\")\""
                  ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/replicate_verdicts.py
                  ${PROJECT_SOURCE_DIR}/docs/studies/induction-heads/recipe.ini ${CMAKE_CURRENT_BINARY_DIR}/replicate_quick
                  $<TARGET_FILE:headlab_cli>
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.replicate_verdicts_quick PROPERTIES
-                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n1\n.*no-such-option: not a pinned \\[train\\] option of this recipe")
+                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n1\n.*no-such-option: not a pinned \\[train\\] option of this recipe.*--runs would put the replication into the study's own folder")
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)
@@ -188,6 +189,12 @@ add_test(NAME docs.study_reports_regenerate_sees_a_change
                  ${PROJECT_SOURCE_DIR}/docs/studies ${CMAKE_CURRENT_BINARY_DIR}/regenerate_changed $<TARGET_FILE:headlab_cli>)
 set_tests_properties(docs.study_reports_regenerate_sees_a_change PROPERTIES
                      PASS_REGULAR_EXPRESSION "kv-sharing-recall/report.md: differs from what[^\n]*\n(kv-sharing-recall/[a-z]+.csv: differs[^\n]*\n)+exit status 1\n")
+# The studies index shows the replicated verdicts (docs/tools/replicate_verdicts.py's verdicts.md).
+add_test(NAME docs.studies_replication_block
+         COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies/README.md
+                 ${PROJECT_SOURCE_DIR}/docs/studies/replications/in-place-2026-12-07/verdicts.md)
+set_tests_properties(docs.studies_replication_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
 # Study 21's page shows its part A (ensemble-robustness-drop/report.md).
 add_test(NAME docs.study_ensemble_robustness_block
          COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py

@@ -361,6 +361,26 @@ TEST_CASE("trainer: --heads-in-place reaches every attention layer's config (a r
   CHECK_FALSE(o.model_config(10, 10).attention.heads_in_place);
 }
 
+TEST_CASE("trainer: a checkpoint saved before --heads-in-place resumes with either path, one that names it only with its own") {
+  TempDir dir("no_heads_in_place");
+  std::ostringstream log;
+  train(tiny_copy_run(dir.path, 2), log);
+  const std::string path = (dir.path / "checkpoint.safetensors").string();
+  TensorFile file = load_safetensors(path);
+  std::string& options = file.metadata.at("options");
+  const std::size_t line = options.find("heads_in_place = true\n");
+  REQUIRE(line != std::string::npos);
+  options.erase(line, std::string("heads_in_place = true\n").size());  // as saved before 2026-12-07
+  save_safetensors(path, file);
+  TrainOptions composed = tiny_copy_run(dir.path, 3);
+  composed.resume = true;
+  composed.heads_in_place = false;  // what a run made before 2026-12-06 did (refused as "true there" before)
+  CHECK(train(composed, log).steps_done == 3);
+  TrainOptions in_place = tiny_copy_run(dir.path, 4);  // the checkpoint now names false
+  in_place.resume = true;
+  CHECK_THROWS_WITH_AS(train(in_place, log), doctest::Contains("heads_in_place false there, true here"), ValueError);
+}
+
 TEST_CASE("trainer: at two threads each batch is cut in two parts, which train as the whole batch does (copy, induction)") {
   TempDir b("two"), c("again");
   TrainOptions o = tiny_copy_run(b.path, 5);

@@ -8,12 +8,14 @@ namespace headlab {
 // Written into every run's summary.json ("cpu") and a study's runs.csv.
 std::string cpu_model();
 
-// What decides a run's arithmetic besides its options, seed, thread count and headlab's code:
-//   the CPU's vendor, family and model numbers (a virtual machine may call both a Zen 3 and a Zen 5
-//   "AMD EPYC"), the kernels OpenBLAS chose for that CPU when it loaded (they sum a product in
-//   different orders), and the vector instructions headlab itself was compiled for (-march=native).
-// Two runs with the same options and code give the same bits where this string is the same; where
-// it differs they may not. Written into summary.json ("arithmetic") and a study's runs.csv.
-// Example: "AuthenticAMD family 26 model 2; OpenBLAS kernels Haswell; compiled for AVX2 FMA"
+// Most of what decides a run's arithmetic besides its options, seed, thread count and headlab's
+// code: the CPU's vendor, family and model numbers (x86; implementer and part on Arm; a virtual
+// machine may call both a Zen 3 and a Zen 5 "AMD EPYC"), OpenBLAS's version and the kernels it chose
+// for that CPU when it loaded (they sum a product in different orders), and the compiler, whether it
+// optimised and the vector instructions it compiled for (-march=native). Not every compiler flag is
+// named: two builds of one commit on one machine with other flags may differ under one string.
+// Where the string differs, the same run may give other bits. Written into summary.json
+// ("arithmetic") and a study's runs.csv.
+// Example: "AuthenticAMD family 26 model 2; OpenBLAS 0.3.21 kernels Haswell; gcc 12.2.0 for AVX2 FMA"
 std::string arithmetic_fingerprint();
 }  // namespace headlab

@@ -255,4 +255,10 @@ const std::vector<OptionInfo>& train_option_table();
 const OptionInfo* find_option_by_field(const std::string& field);  // nullptr when unknown
 const OptionInfo* find_option_by_flag(const std::string& flag);    // "ff" or "--ff"; nullptr when unknown
 
+// An option is added with the old behaviour as its default, so a run's config.ini or checkpoint
+// that lacks it did what the default does. Not so for heads_in_place: runs before 2026-12-06 took
+// the composed steps, runs of 2026-12-06 and 07 (before the option) the in-place heads. For such an
+// option a missing key says nothing: a sweep's check and --resume accept any value for it.
+bool unknown_when_missing(const OptionInfo& info);
+
 }  // namespace headlab
