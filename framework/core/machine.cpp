@@ -4,24 +4,32 @@
 #include <cblas.h>
 
 #include <fstream>
+#include <map>
 
 namespace headlab {
 namespace {
 
-// The value of the first /proc/cpuinfo line that starts with `key`, trimmed; "" where there is none.
-std::string cpuinfo_field(const std::string& key) {
+// The first value of each key of /proc/cpuinfo ("model name" -> "AMD EPYC"), trimmed; read once.
+std::map<std::string, std::string> cpuinfo_fields() {
+  std::map<std::string, std::string> fields;
   std::ifstream in("/proc/cpuinfo");
+  const auto trimmed = [](const std::string& text, std::size_t start, std::size_t end) {
+    while (start < end && (text[start] == ' ' || text[start] == '\t')) ++start;
+    while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
+    return text.substr(start, end - start);
+  };
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind(key, 0) != 0) continue;
     const std::size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    std::size_t start = colon + 1;
-    while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
-    std::size_t end = line.size();
-    while (end > start && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
-    return line.substr(start, end - start);
+    fields.emplace(trimmed(line, 0, colon), trimmed(line, colon + 1, line.size()));  // keeps the first
   }
-  return "";
+  return fields;
+}
+
+// fields[key], or "" where there is none.
+std::string field(const std::map<std::string, std::string>& fields, const std::string& key) {
+  const auto it = fields.find(key);
+  return it == fields.end() ? "" : it->second;
 }
 
 // The compiler, whether it optimised (GCC fuses multiply-adds only then), and the vector
@@ -37,20 +45,20 @@ std::string compiled_for() {
 #if !defined(__OPTIMIZE__)
   isa += " without optimisation";
 #endif
-  isa += " for";
+  std::string sets;
 #if defined(__AVX512F__)
-  isa += " AVX512F";
+  sets += " AVX512F";
 #endif
 #if defined(__AVX2__)
-  isa += " AVX2";
+  sets += " AVX2";
 #endif
 #if defined(__FMA__)
-  isa += " FMA";
+  sets += " FMA";
 #endif
 #if defined(__aarch64__)
-  isa += " AArch64";
+  sets += " AArch64";
 #endif
-  return isa.back() == 'r' ? isa + " the baseline instructions" : isa;
+  return isa + " for" + (sets.empty() ? " the baseline instructions" : sets);
 }
 
 // "OpenBLAS 0.3.21" from openblas_get_config() ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell ...").
@@ -66,14 +74,15 @@ std::string openblas_version() {
 }  // namespace
 
 std::string cpu_model() {
-  const std::string name = cpuinfo_field("model name");
+  const std::string name = field(cpuinfo_fields(), "model name");
   return name.empty() ? "unknown" : name;
 }
 
 std::string arithmetic_fingerprint() {
-  std::string cpu = cpuinfo_field("vendor_id");  // x86
-  const std::string family = cpuinfo_field("cpu family"), model = cpuinfo_field("model\t");
-  const std::string implementer = cpuinfo_field("CPU implementer"), part = cpuinfo_field("CPU part");  // Arm
+  const std::map<std::string, std::string> fields = cpuinfo_fields();
+  std::string cpu = field(fields, "vendor_id");  // x86
+  const std::string family = field(fields, "cpu family"), model = field(fields, "model");
+  const std::string implementer = field(fields, "CPU implementer"), part = field(fields, "CPU part");  // Arm
   if (!cpu.empty()) {
     if (!family.empty()) cpu += " family " + family;
     if (!model.empty()) cpu += " model " + model;
