@@ -183,6 +183,7 @@ void check_emit_flags(const AblateOptions& o) {
     if (fs::is_directory(*file, ec))
       throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": is a directory; give a file name");
     check_output_file(*file, {}, flag);  // a device, FIFO or socket: refused before the sweep is planned
+    check_emit_file(flag, *file, file == &o.emit_slurm);  // another program's file is kept
     if (!fs::is_directory(parent, ec))
       throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": the directory " +
                        quote_clipped(parent.string()) + " does not exist");

@@ -4,7 +4,8 @@
 // The task comes from D/config.ini (written when the run starts), the rows from D/metrics.jsonl,
 // so a killed run (no loss.svg) or a run still going can be drawn. --log-y puts the loss panels on
 // a log10 axis; a loss <= 0 cannot sit on it and is skipped, with a note on stderr. --out defaults
-// to D/loss.svg. A missing or bad file: a message naming it and exit status 1.
+// to D/loss.svg; an existing --out that is not a chart headlab drew is kept (a usage error). A
+// missing or bad file: a message naming it and exit status 1.
 #include <filesystem>
 #include <iostream>
 
@@ -47,6 +48,10 @@ int run_curves(const CurvesCommandOptions& options) {
   const std::string out = options.out.empty() ? (dir / "loss.svg").string() : options.out;
   check_output_file(out, {dir / "config.ini", dir / "metrics.jsonl", dir / "checkpoint.safetensors",
                           dir / "best.safetensors", dir / "summary.json"}, "curves --out");
+  // An earlier chart (headlab's SVG starts so) is drawn again; any other file is kept.
+  check_replaces_only_own(
+      out, [](std::string_view head) { return head.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" ", 0) == 0; },
+      "curves --out", "a chart headlab drew");
   const Task task = task_of_run((dir / "config.ini").string());
   const std::vector<MetricRow> rows = read_metrics(dir / "metrics.jsonl");
   CurvesOptions curves;

@@ -17,6 +17,7 @@
 #include "headlab/train/recall_task.hpp"
 #include "headlab/data/text.hpp"
 #include "headlab/train/evaluation.hpp"
+#include "headlab/train/memory_estimate.hpp"
 
 namespace headlab::cli {
 
@@ -221,6 +222,14 @@ int run_eval(const EvalOptions& o) {
     return 2;
   }
   if (!window.empty() && !o.json) std::cout << window << "\n";
+  if (m.options.task == Task::copy || m.options.task == Task::induction || m.options.task == Task::recall) {
+    // Their --sequences are scored in one batch: its buffers are checked against the available
+    // memory before any sequence is drawn, as train checks its --eval-sequences.
+    TrainOptions scored = m.options;
+    scored.eval_sequences = o.sequences;
+    check_memory(estimate_inference_memory(scored, 0, 0, 0), available_memory(),
+                 "eval --sequences " + std::to_string(o.sequences) + " of " + path, "give fewer --sequences");
+  }
   switch (m.options.task) {  // a task added later gets its own eval_<task> here
     case Task::copy:
       return eval_copy(m, path, o);

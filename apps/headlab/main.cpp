@@ -95,7 +95,7 @@ int run_command_line(int argc, char** argv) {
   demo->add_option("--lr", mlp.lr, "learning rate")->check(headlab::cli::real_number(1e-12, 1e6))->capture_default_str();
   demo->add_option("--log-every", mlp.log_every, "print every N steps")->check(headlab::cli::whole_number(1, 1000000))
       ->capture_default_str();
-  demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file");
+  demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file (it replaces only an earlier such graph)");
 
   headlab::cli::StatsOptions st;
   auto* stats = app.add_subcommand("stats", "parameters, forward FLOPs and KV-cache size of an attention layer");
@@ -183,7 +183,7 @@ int run_command_line(int argc, char** argv) {
   curves->add_option("--run-dir", curves_options.run_dir, "the run directory (holds config.ini and metrics.jsonl)")
       ->required();
   curves->add_flag("--log-y", curves_options.log_y, "log10 axis for the loss panels (losses <= 0 are left out)");
-  curves->add_option("--out", curves_options.out, "the SVG file to write (default: RUN_DIR/loss.svg)");
+  curves->add_option("--out", curves_options.out, "the SVG file to write (default: RUN_DIR/loss.svg); it replaces only an earlier chart");
 
   headlab::cli::GenerateOptions generate_options;
   auto* generate = app.add_subcommand("generate", "sample tokens from a decoder-only checkpoint (KV cache), streamed to "

@@ -15,6 +15,10 @@ namespace headlab::cli {
 int run_mlp_demo(const MlpDemoOptions& opt) {
   Generator gen(opt.seed);
   const std::size_t N = static_cast<std::size_t>(opt.points), H = static_cast<std::size_t>(opt.hidden);
+  // An earlier graph of this demo is written again; any other file is kept.
+  check_replaces_only_own(
+      opt.dot_path, [](std::string_view head) { return head.rfind("digraph headlab {", 0) == 0; }, "mlp-demo --dot",
+      "a graph headlab wrote");
 
   // Two spirals: class c's point i sits at angle t + c*pi, radius t, plus noise.
   std::vector<float> xy(N * 2);

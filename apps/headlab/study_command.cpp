@@ -107,6 +107,8 @@ int study_run(const StudyOptions& o) {
   const SweepPlan plan = plan_study(recipe, o.runs, o.quick);
   check_output("--emit-jobs", o.emit_jobs, {recipe.path});
   check_output("--emit-slurm", o.emit_slurm, {recipe.path});
+  check_emit_file("--emit-jobs", o.emit_jobs, false);
+  check_emit_file("--emit-slurm", o.emit_slurm, true);
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file");
   check_slurm_flags(o.slurm, !o.emit_slurm.empty());

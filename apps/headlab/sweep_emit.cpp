@@ -45,6 +45,20 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
             << (log_dir.empty() ? std::string("the directory sbatch runs in") : log_dir.string()) << std::endl;
 }
 
+void check_emit_file(const char* flag, const std::string& file, bool slurm) {
+  if (file.empty()) return;
+  const auto jobs_file = [](std::string_view head) {
+    const std::string_view first = head.substr(0, head.find('\n'));
+    return first.rfind("mkdir -p ", 0) == 0 && first.find(" --resume-or-start; } >> ") != std::string_view::npos &&
+           first.size() >= 5 && first.substr(first.size() - 5) == " 2>&1";
+  };
+  const auto slurm_script = [](std::string_view head) { return head.rfind("#!/bin/bash\n# headlab ", 0) == 0; };
+  if (slurm)
+    check_replaces_only_own(file, slurm_script, flag, "a SLURM script headlab wrote");
+  else
+    check_replaces_only_own(file, jobs_file, flag, "a jobs file headlab wrote");
+}
+
 void add_slurm_flags(CLI::App* command, SlurmScriptText& slurm) {
   command->add_option("--cpus-per-task", slurm.cpus_per_task,
                       "with --emit-slurm: cores each array task asks for, and the threads of a run whose "

@@ -74,6 +74,11 @@ struct EmitFiles {
 void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std::vector<std::size_t>& todo,
                        int threads, const EmitFiles& files, const std::string& command);
 
+// --emit-jobs / --emit-slurm FILE that exists: replaced only when it is empty or an earlier jobs
+// file (its first line a job line) or SLURM script of headlab (its second line "# headlab ...");
+// any other file is a ValueError naming the flag, before the sweep is planned.
+void check_emit_file(const char* flag, const std::string& file, bool slurm);
+
 // The SLURM flags of `ablate` and `study run`: --cpus-per-task, --time, --mem, --partition,
 // --account (each writes an #SBATCH line of --emit-slurm's script; see SlurmScriptText).
 void add_slurm_flags(CLI::App* command, SlurmScriptText& slurm);

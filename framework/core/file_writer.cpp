@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "headlab/core/errors.hpp"
 #include "headlab/core/user_input.hpp"
@@ -91,6 +92,20 @@ void check_output_file(const fs::path& path, const std::vector<fs::path>& inputs
       throw ValueError(flag + ": " + quoted(path) + " is also an input (" + quoted(input) +
                        "); writing it would destroy what is being read");
   }
+}
+
+void check_replaces_only_own(const fs::path& path, const std::function<bool(std::string_view)>& is_own,
+                             const std::string& flag, const std::string& what) {
+  check_output_file(path, {}, flag);
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IOError(flag + ": cannot read " + quoted(path) + ": " + std::strerror(errno));
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.empty() || is_own(head)) return;
+  throw ValueError(flag + ": " + quoted(path) + " exists and is not " + what + "; remove it or name another file");
 }
 
 void check_output_location(const fs::path& path, const std::string& flag, bool made_with_parents) {

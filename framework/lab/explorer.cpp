@@ -193,14 +193,12 @@ void add_run_results(ExplorerData& d, const fs::path& run_dir) {
       const MetricRow& row = rows[i];
       if (!row.has("step")) continue;
       try {
-        CurvePoint p{row.number("step"), nan, nan};
-        if (row.has("loss")) p.loss = row.number("loss");
-        if (row.has("valid_loss")) p.valid_loss = row.number("valid_loss");
+        CurvePoint p{metric_number(row, "step", i), nan, nan};
+        if (row.has("loss")) p.loss = metric_number(row, "loss", i);
+        if (row.has("valid_loss")) p.valid_loss = metric_number(row, "valid_loss", i);
         if (!std::isnan(p.loss) || !std::isnan(p.valid_loss)) d.curves.push_back(p);
-      } catch (const ValueError& e) {  // "MetricRow: 'loss' is a text, not a number"
-        std::string what = e.what();
-        if (what.rfind("MetricRow: ", 0) == 0) what.erase(0, 11);
-        throw FormatError(metrics.string() + ": metrics row " + std::to_string(i + 1) + ": " + what);
+      } catch (const FormatError& e) {  // "metrics row 3: 'loss' is not a number: 'true'"
+        throw FormatError(metrics.string() + ": " + e.what());
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -62,7 +63,7 @@ double MetricRow::number(const std::string& name) const {
   for (const auto& field : fields) {
     if (field.first != name) continue;
     if (const double* v = std::get_if<double>(&field.second)) return *v;
-    throw ValueError("MetricRow: '" + name + "' is a text, not a number");
+    throw ValueError("MetricRow: '" + name + "' is not a number: " + quote_clipped(std::get<std::string>(field.second)));
   }
   throw ValueError("MetricRow: no field '" + name + "'");
 }
@@ -141,14 +142,28 @@ MetricRow metric_row_from_json_line(const std::string& line, const std::string& 
       row.set(name, value.get<double>());
     else if (value.is_string())
       row.set(name, value.get<std::string>());
-    else if (value.is_boolean())
-      row.set(name, value.get<bool>() ? 1.0 : 0.0);
     else if (value.is_null())
       row.set(name, std::numeric_limits<double>::quiet_NaN());  // written from a NaN / inf
     else
-      row.set(name, dump_compact(value));  // a nested array or object, kept as its JSON text
+      row.set(name, dump_compact(value));  // true / false, a nested array or object: kept as its JSON text
   }
   return row;
+}
+
+double metric_number(const MetricRow& row, const std::string& name, std::size_t index) {
+  const std::string where = "metrics row " + std::to_string(index + 1) + ": ";
+  double value = 0;
+  try {
+    value = row.number(name);
+  } catch (const ValueError& e) {
+    if (!row.has(name)) throw;
+    std::string what = e.what();  // "MetricRow: 'loss' is not a number: 'true'"
+    throw FormatError(where + what.substr(what.find('\'')));
+  }
+  constexpr double kLargestStep = 9007199254740992.0;  // 2^53: every whole number up to it is exact
+  if (name == "step" && !(value >= 0 && value <= kLargestStep && std::floor(value) == value))
+    throw FormatError(where + "'step' is " + (std::ostringstream() << value).str() + ", not a step: a whole number from 0 to 2^53");
+  return value;
 }
 
 std::vector<MetricRow> read_metrics(const std::filesystem::path& path) {

@@ -55,15 +55,6 @@ const char* metric_words(Task task) {
   return "";
 }
 
-// row.number(key), or a FormatError naming the row (from 1) when the value is a text.
-double number_of(const MetricRow& row, const char* key, std::size_t index) {
-  try {
-    return row.number(key);
-  } catch (const ValueError&) {
-    throw FormatError("metrics row " + std::to_string(index + 1) + ": '" + key + "' is a text, not a number");
-  }
-}
-
 }  // namespace
 
 RunCurves run_curves(const std::vector<MetricRow>& rows, Task task, const CurvesOptions& options) {
@@ -80,9 +71,9 @@ RunCurves run_curves(const std::vector<MetricRow>& rows, Task task, const Curves
       for (std::size_t r = 0; r < rows.size(); ++r) {
         const MetricRow& row = rows[r];
         if (!row.has("step") || !row.has(s.key)) continue;
-        const double y = number_of(row, s.key, r);
+        const double y = metric_number(row, s.key, r);
         if (panel.log_y && y <= 0) ++out.skipped_on_log;
-        series.x.push_back(number_of(row, "step", r));
+        series.x.push_back(metric_number(row, "step", r));
         series.y.push_back(y);
       }
       panel.series.push_back(std::move(series));

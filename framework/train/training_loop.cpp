@@ -298,8 +298,8 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
     if (metrics) metrics->sync();
     // A diverged run keeps the checkpoint of its last finite step, never non-finite weights.
     if (state.weights_finite) save_checkpoint(ckpt, o, model, &optimizer, data_rng, dropout_rng, st, extras);
-    const std::vector<MetricRow> rows = read_metrics(run_file(o, "metrics.jsonl"));
     try {
+      const std::vector<MetricRow> rows = read_metrics(run_file(o, "metrics.jsonl"));
       write_file_atomic(run_file(o, "loss.svg"), run_curves(rows, o.task).svg, "train");
     } catch (const FormatError& e) {  // a row edited by hand: the picture is left out, never the run's end
       log << "warning: " << run_file(o, "metrics.jsonl") << ": " << e.what() << "; loss.svg is not drawn\n";

@@ -79,6 +79,12 @@ unpinned)
     --emit-jobs "$work/pinned.ini"
   expect 2 "--emit-slurm: '/dev/null' exists and is" "$hl" study run "$work/pinned.ini" --runs "$work/runs" \
     --emit-slurm /dev/null
+  echo "my notes" > "$work/notes.txt"  # another program's file: kept (it was replaced)
+  expect 2 "--emit-jobs: .*notes.txt' exists and is not a jobs file headlab wrote" "$hl" study run "$work/pinned.ini" \
+    --runs "$work/runs" --emit-jobs "$work/notes.txt"
+  expect 2 "--emit-slurm: .*notes.txt' exists and is not a SLURM script headlab wrote" "$hl" study run \
+    "$work/pinned.ini" --runs "$work/runs" --emit-slurm "$work/notes.txt"
+  [ "$(cat "$work/notes.txt")" = "my notes" ] || fail "the notes were replaced"
   expect 2 "--runs '.*pinned.ini': exists and is not a directory" "$hl" study run "$work/pinned.ini" \
     --runs "$work/pinned.ini"
   [ ! -e "$work/runs" ] || fail "a refused run made the runs directory"

@@ -203,4 +203,23 @@ TEST_CASE("remove_stale_temp_files: removes NAME.tmp.PID of dead processes only"
   CHECK(dir.listing() == std::vector<std::string>{"data.txt", "notes.tmp.later", "summary.json.tmp." + alive});
   CHECK(remove_stale_temp_files(dir.path / "missing") == 0);
 }
+
+// Before: curves --out, mlp-demo --dot and the --emit-jobs files replaced any regular file.
+TEST_CASE("check_replaces_only_own: an earlier output or an empty file may be replaced, any other file is kept") {
+  TempDir dir("replaces_own");
+  const auto is_own = [](std::string_view head) { return head.rfind("digraph headlab {", 0) == 0; };
+  const fs::path own = dir.path / "graph.dot", empty = dir.path / "empty.dot", other = dir.path / "notes.txt";
+  write_file_atomic(own, "digraph headlab {\n}\n", "test");
+  write_file_atomic(empty, "", "test");
+  write_file_atomic(other, "my notes\n", "test");
+  CHECK_NOTHROW(check_replaces_only_own(own, is_own, "--dot", "a graph headlab wrote"));
+  CHECK_NOTHROW(check_replaces_only_own(empty, is_own, "--dot", "a graph headlab wrote"));
+  CHECK_NOTHROW(check_replaces_only_own(dir.path / "new.dot", is_own, "--dot", "a graph headlab wrote"));
+  CHECK_THROWS_WITH_AS(check_replaces_only_own(other, is_own, "--dot", "a graph headlab wrote"),
+                       doctest::Contains("notes.txt' exists and is not a graph headlab wrote; remove it or name another file"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(check_replaces_only_own(dir.path, is_own, "--dot", "a graph headlab wrote"),
+                       doctest::Contains("exists and is a directory"), ValueError);
+  CHECK(read_bytes(other) == "my notes\n");
+}
 }  // namespace test_file_writer

@@ -67,7 +67,8 @@ TEST_CASE("report: metrics are appended one JSON object a line and read back exa
   CHECK(rows[1].fields[1].first == "loss");
   CHECK(rows[2].number("step") == 122);
   CHECK(rows[2].text("acc") == "[1,2]");
-  CHECK(rows[2].number("ok") == 1);
+  CHECK(rows[2].text("ok") == "true");  // kept as its JSON text: never a number 1
+  CHECK_THROWS_WITH_AS(rows[2].number("ok"), "MetricRow: 'ok' is not a number: 'true'", ValueError);
   CHECK(rows[2].text("note") == "a \"quoted\" text");
   CHECK_FALSE(rows[2].has("loss"));
   CHECK_THROWS_AS(rows[2].number("loss"), ValueError);

@@ -106,6 +106,23 @@ TEST_CASE("run curves: no evaluation yet, rows without a step, and a text where 
   CHECK(run_curves(rows, Task::copy).svg.find("1 of") == std::string::npos);  // left out, not a skipped point
 
   rows[2].set("loss", "high");
-  CHECK_THROWS_WITH_AS(run_curves(rows, Task::copy), "metrics row 3: 'loss' is a text, not a number", FormatError);
+  CHECK_THROWS_WITH_AS(run_curves(rows, Task::copy), "metrics row 3: 'loss' is not a number: 'high'", FormatError);
+}
+
+// Before: "loss": true was read as a loss of 1, and a step of 1e300 or 2.5 was drawn.
+TEST_CASE("run curves: a true loss and a step no run reaches are FormatErrors naming the row") {
+  std::vector<MetricRow> rows = rows_of_a_run(4, {"valid_exact_match"});
+  rows[1] = metric_row_from_json_line(R"({"step": 2, "loss": true})", "");
+  CHECK_THROWS_WITH_AS(run_curves(rows, Task::copy), "metrics row 2: 'loss' is not a number: 'true'", FormatError);
+  for (const char* step : {"1e300", "2.5", "-1"}) {
+    CAPTURE(step);
+    rows = rows_of_a_run(4, {"valid_exact_match"});
+    rows[3] = metric_row_from_json_line(std::string(R"({"loss": 1, "step": )") + step + "}", "");
+    CHECK_THROWS_WITH_AS(run_curves(rows, Task::copy),
+                         doctest::Contains("metrics row 4: 'step' is "), FormatError);
+  }
+  rows = rows_of_a_run(4, {"valid_exact_match"});
+  rows[3] = metric_row_from_json_line(R"({"loss": 1, "step": 9007199254740992})", "");  // 2^53: the largest step
+  CHECK(run_curves(rows, Task::copy).svg.find("<polyline") != std::string::npos);
 }
 }  // namespace test_run_curves

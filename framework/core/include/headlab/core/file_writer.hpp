@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -71,6 +72,14 @@ std::size_t remove_stale_temp_files(const std::filesystem::path& dir);
 // ValueError "FLAG: 'PATH' exists and is a device; ..." / "FLAG: 'PATH' is also an input (INPUT)".
 void check_output_file(const std::filesystem::path& path, const std::vector<std::filesystem::path>& inputs,
                        const std::string& flag);
+
+// The rule for an output file that a command writes again on each run (a jobs file, a chart):
+// PATH may be replaced when it does not exist, is empty, or is an earlier output of the command,
+// which `is_own` recognises from its first bytes (up to 4 KiB); any other file is kept and a
+// ValueError "FLAG: 'PATH' exists and is not WHAT; remove it or name another file" is thrown before
+// any work. Refuses what check_output_file refuses, too.
+void check_replaces_only_own(const std::filesystem::path& path, const std::function<bool(std::string_view)>& is_own,
+                             const std::string& flag, const std::string& what);
 
 // Where an output goes, checked before any work: a ValueError naming FLAG when PATH is empty, or
 // its folder does not exist or is not a directory. made_with_parents (an output directory made

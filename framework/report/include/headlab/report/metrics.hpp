@@ -88,9 +88,9 @@ class MetricsWriter {
 };
 
 // Reads a metrics.jsonl file: one row per non-blank line, in file order.
-// JSON numbers and strings become MetricValue numbers and texts; true / false
-// become 1 / 0; null becomes NaN; a nested array or object becomes a text
-// holding its compact JSON. IOError if the file cannot be opened; FormatError
+// JSON numbers and strings become MetricValue numbers and texts; null becomes
+// NaN; true / false and a nested array or object become a text holding their
+// compact JSON (so that `"loss": true` is never read as a loss of 1). IOError if the file cannot be opened; FormatError
 // naming the line number if a line is not a JSON object:
 //   "read_metrics: 'runs/a/metrics.jsonl': line 3: not valid JSON at column 13: syntax error ..."
 std::vector<MetricRow> read_metrics(const std::filesystem::path& path);
@@ -98,5 +98,11 @@ std::vector<MetricRow> read_metrics(const std::filesystem::path& path);
 // One line of such a file as a row (the same conversions); FormatError starting with `where`
 // (e.g. "FILE: line 3: ") when it is not a JSON object.
 MetricRow metric_row_from_json_line(const std::string& line, const std::string& where);
+
+// A number of row `index` (from 0) of a run's metrics, as a chart reads it: FormatError
+// "metrics row 3: 'loss' is not a number: 'true'" when it is a text; "step" must be a whole number
+// from 0 to 2^53 ("metrics row 3: 'step' is 1e+300, not a step: a whole number from 0 to 2^53").
+// ValueError when the row has no such field.
+double metric_number(const MetricRow& row, const std::string& name, std::size_t index);
 
 }  // namespace headlab
