@@ -68,9 +68,9 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
                                     "each head's AER is in the scores table");
   align->excludes("--input");
   explore->add_option("--align-pair", o.align_pair, "--align-data: the pair shown (1 = the first)")
-      ->check(whole_number(1, 1000000000))->capture_default_str();
+      ->check(whole_number(1, 1000000000))->capture_default_str()->needs(align);
   explore->add_option("--align-count", o.align_count, "--align-data: the first N pairs scored for AER (0 = all)")
-      ->check(whole_number(0, 1000000000))->capture_default_str();
+      ->check(whole_number(0, 1000000000))->capture_default_str()->needs(align);
   return explore;
 }
 

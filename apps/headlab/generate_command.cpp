@@ -37,6 +37,12 @@ std::vector<std::int64_t> prompt_of(const GenerateOptions& o, const LoadedModel&
 }  // namespace
 
 int run_generate(const GenerateOptions& o) {
+  if (o.temperature == 0 && (o.top_k != 0 || o.top_p != 1)) {  // greedy decoding takes the argmax: they would do nothing
+    std::cerr << "headlab generate: " << (o.top_k != 0 ? "--top-k" : "--top-p")
+              << " has no effect with --temperature 0 (greedy: the most probable token); give a temperature above 0, "
+                 "or leave it out\n";
+    return 2;
+  }
   const LoadedModel m = load_trained_model(o.checkpoint);
   if (!m.lm) {
     std::cerr << "headlab generate: " << quote_clipped(o.checkpoint) << " is a '" << task_name(m.options.task)

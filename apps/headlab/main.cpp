@@ -148,9 +148,11 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::TokenizeOptions tokenize_options;
   auto* tokenize = app.add_subcommand("tokenize", "a sentence's tokens as a translation model reads them (subword pieces or ids)");
   tokenize->add_option("--checkpoint", tokenize_options.checkpoint, "a translation model's checkpoint");
-  tokenize->add_option("--merges", tokenize_options.merges, "or a merges file (RUN_DIR/bpe.source.txt, bpe.target.txt)");
+  auto* merges = tokenize->add_option("--merges", tokenize_options.merges,
+                                      "or a merges file (RUN_DIR/bpe.source.txt, bpe.target.txt)");
   tokenize->add_option("--side", tokenize_options.side, "with --checkpoint: the source or target vocabulary")
-      ->check(CLI::IsMember({"source", "target"}));
+      ->check(CLI::IsMember({"source", "target"}))
+      ->excludes(merges);  // a merges file is one side's already
   tokenize->add_option("--file", tokenize_options.file, "sentences, one per line");
   tokenize->add_flag("--ids", tokenize_options.ids, "print the ids of the checkpoint's vocabulary instead of tokens");
   tokenize->add_option("sentences", tokenize_options.sentences, "sentences to tokenize (or --file)");

@@ -8,6 +8,9 @@ check vocab_size_tiny 2 "--vocab-size: 3 is too small" -- "$hl" train --task tra
 check merges_and_vocab_size 2 "give --merges or --vocab-size, not both" -- "$hl" train --task translate --train "$tmp/train.tsv" --valid "$tmp/valid.tsv" --vocab-size 500 --merges 100
 check bpe_for_lm 2 "'bpe' is not char or word \\(task lm\\)" -- "$hl" train --task lm --text "$repo"/datasets/kjv/kjv.txt --tokenizer bpe
 printf '#headlab-bpe-merges 1\na b\na b\n' > "$tmp/repeated_merges.txt"
+# Flags that do nothing where they are given are refused (they were ignored).
+check tokenize_side_with_merges 2 "--merges excludes --side" -- "$hl" tokenize --merges "$tmp/repeated_merges.txt" \
+  --side target x
 check merges_repeated 1 "line 3: the merge 'a b' repeats" -- "$hl" tokenize --merges "$tmp/repeated_merges.txt" x
 printf 'a b\n' > "$tmp/headerless_merges.txt"
 check merges_without_header 1 "line 1: expected the header" -- "$hl" tokenize --merges "$tmp/headerless_merges.txt" x

@@ -20,8 +20,17 @@ check generate_top_p_nan 2 "--top-p" -- "$hl" generate --checkpoint "$lm" --prom
 check generate_top_k_1e20 2 "--top-k" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --top-k 1e20
 check generate_max_new_tokens_huge 2 "--max-new-tokens" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 \
   --max-new-tokens 99999999999
+check generate_top_k_when_greedy 2 "--top-k has no effect with --temperature 0" -- \
+  "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --top-k 5
+check generate_top_p_when_greedy 2 "--top-p has no effect with --temperature 0" -- \
+  "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --top-p 0.9
+check generate_greedy 0 "" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --max-new-tokens 3
 
 echo "== explore: bad input names its option, and nothing is written"
+check explore_align_pair_without_align_data 2 "--align-pair requires --align-data" -- \
+  "$hl" explore --checkpoint "$ckpt" --align-pair 2 --out "$tmp/align_pair.html"
+check explore_align_count_without_align_data 2 "--align-count requires --align-data" -- \
+  "$hl" explore --checkpoint "$ckpt" --align-count 5 --out "$tmp/align_count.html"
 check explore_missing_checkpoint 1 "no-such.safetensors" -- "$hl" explore --checkpoint "$tmp/no-such.safetensors" \
   --out "$tmp/explore_missing.html"
 check explore_without_out 2 "--out" -- "$hl" explore --checkpoint "$ckpt"
