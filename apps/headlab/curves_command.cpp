@@ -59,7 +59,7 @@ int run_curves(const CurvesCommandOptions& options) {
   RunCurves drawn;
   try {
     drawn = run_curves(rows, task, curves);
-  } catch (const FormatError& e) {  // "metrics row N: 'loss' is a text, not a number"
+  } catch (const FormatError& e) {  // "metrics row N: 'loss' is not a number: 'low'"
     throw FormatError("curves: " + (dir / "metrics.jsonl").string() + ": " + e.what());
   }
   write_file_atomic(out, drawn.svg, "curves");

@@ -227,8 +227,13 @@ int run_eval(const EvalOptions& o) {
     // memory before any sequence is drawn, as train checks its --eval-sequences.
     TrainOptions scored = m.options;
     scored.eval_sequences = o.sequences;
-    check_memory(estimate_inference_memory(scored, 0, 0, 0), available_memory(),
-                 "eval --sequences " + std::to_string(o.sequences) + " of " + path, "give fewer --sequences");
+    try {
+      check_memory(estimate_inference_memory(scored, 0, 0, 0), available_memory(),
+                   "--sequences " + std::to_string(o.sequences) + " of " + path, "give fewer --sequences");
+    } catch (const OutOfMemory& e) {
+      std::cerr << "headlab eval: " << e.what() << "\n";
+      return 2;  // more held-out sequences than there is memory for: a bad value, as in train
+    }
   }
   switch (m.options.task) {  // a task added later gets its own eval_<task> here
     case Task::copy:

@@ -38,8 +38,8 @@ std::vector<std::int64_t> prompt_of(const GenerateOptions& o, const LoadedModel&
 
 int run_generate(const GenerateOptions& o) {
   if (o.temperature == 0 && (o.top_k != 0 || o.top_p != 1)) {  // greedy decoding takes the argmax: they would do nothing
-    std::cerr << "headlab generate: " << (o.top_k != 0 ? "--top-k" : "--top-p")
-              << " has no effect with --temperature 0 (greedy: the most probable token); give a temperature above 0, "
+    const char* flags = o.top_k != 0 && o.top_p != 1 ? "--top-k and --top-p have" : o.top_k != 0 ? "--top-k has" : "--top-p has";
+    std::cerr << "headlab generate: " << flags << " no effect with --temperature 0 (greedy: the most probable token); give a temperature above 0, "
                  "or leave it out\n";
     return 2;
   }

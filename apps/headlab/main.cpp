@@ -264,7 +264,14 @@ int run_command_line(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*demo) return headlab::cli::run_mlp_demo(mlp);
+    if (*demo || *curves) {
+      try {
+        return *demo ? headlab::cli::run_mlp_demo(mlp) : headlab::cli::run_curves(curves_options);
+      } catch (const headlab::ValueError& e) {
+        std::cerr << "headlab " << (*demo ? "mlp-demo" : "curves") << ": " << e.what() << "\n";
+        return 2;  // a usage error: an output that is an input, not a regular file, or another program's file
+      }
+    }
     if (*eval) {
       eval_options.sequences_given = eval_sequences->count() > 0;
       eval_options.data_given = eval_data->count() > 0;
@@ -276,7 +283,6 @@ int run_command_line(int argc, char** argv) {
     if (*bleu) return headlab::cli::run_bleu(bleu_options);
     if (*tokenize) return headlab::cli::run_tokenize(tokenize_options);
     if (*translate) return headlab::cli::run_translate(translate_options);
-    if (*curves) return headlab::cli::run_curves(curves_options);
     if (*ablate) {
       ablate_options.job_threads = thread_count;  // 0: not given ($HEADLAB_THREADS travels as the environment)
       return headlab::cli::run_ablate(ablate_options);

@@ -47,10 +47,13 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 
 void check_emit_file(const char* flag, const std::string& file, bool slurm) {
   if (file.empty()) return;
-  const auto jobs_file = [](std::string_view head) {
-    const std::string_view first = head.substr(0, head.find('\n'));
-    return first.rfind("mkdir -p ", 0) == 0 && first.find(" --resume-or-start; } >> ") != std::string_view::npos &&
-           first.size() >= 5 && first.substr(first.size() - 5) == " 2>&1";
+  const auto jobs_file = [](std::string_view head) {  // a job line: mkdir -p RUN && { ... train ...; } >> LOG 2>&1
+    const std::size_t end = head.find('\n');
+    const std::string_view first = head.substr(0, end);
+    const bool starts = first.rfind("mkdir -p ", 0) == 0 && first.find(" && { ") != std::string_view::npos;
+    if (end == std::string_view::npos) return starts;  // a line longer than what was read (a long --out)
+    return starts && first.find(" --resume-or-start; } >> ") != std::string_view::npos && first.size() >= 5 &&
+           first.substr(first.size() - 5) == " 2>&1";
   };
   const auto slurm_script = [](std::string_view head) { return head.rfind("#!/bin/bash\n# headlab ", 0) == 0; };
   if (slurm)

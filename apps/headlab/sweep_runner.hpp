@@ -76,7 +76,7 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 
 // --emit-jobs / --emit-slurm FILE that exists: replaced only when it is empty or an earlier jobs
 // file (its first line a job line) or SLURM script of headlab (its second line "# headlab ...");
-// any other file is a ValueError naming the flag, before the sweep is planned.
+// any other file is a ValueError naming the flag, before any run is started or emitted.
 void check_emit_file(const char* flag, const std::string& file, bool slurm);
 
 // The SLURM flags of `ablate` and `study run`: --cpus-per-task, --time, --mem, --partition,

@@ -103,13 +103,14 @@ def check(recipe, headlab, chosen, seed):
                 print(f"{where}: same ({len(metrics)} metrics; committed at {old.get('commit')} on {old.get('cpu')})")
                 continue
             shown = "; ".join(f"{c} {o} -> {n}" for c, o, n in differing)
-            if then and then != here:
+            partly_unrecorded = then.startswith("unrecorded")  # a checkpoint from before the record, resumed
+            if then and then != here and not partly_unrecorded:
                 print(f"{where}: differs, as expected on other arithmetic (committed on '{then}', here '{here}'): {shown}")
                 continue
             same = False
-            why = ("the same arithmetic, so a change since that commit changed the numbers" if then else
-                   "the committed run records no arithmetic (runs before 2026-12-07), so the CPU under it may "
-                   f"have been another; here '{here}'")
+            why = ("the same arithmetic, so a change since that commit changed the numbers" if then and not partly_unrecorded
+                   else "the committed run records no arithmetic for some or all of its steps (runs before 2026-12-07, "
+                   f"or resumed from a checkpoint saved before late 2026-12-07), so the CPU under them may have been another; here '{here}'")
             print(f"{where}: DIFFERS from the commit {old.get('commit')} on {old.get('cpu')} ({why}): {shown}")
         return same
     finally:

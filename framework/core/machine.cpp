@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -93,6 +94,23 @@ std::string arithmetic_fingerprint() {
   }
   const char* kernels = openblas_get_corename();
   return cpu + "; " + openblas_version() + " kernels " + (kernels ? kernels : "unknown") + "; " + compiled_for();
+}
+
+std::string continued_arithmetic(const std::string& earlier) {
+  const std::string here = arithmetic_fingerprint();
+  if (earlier.empty()) return "unrecorded, then " + here;
+  const std::string then = ", then ";
+  const std::size_t last = earlier.rfind(then);
+  const std::string last_part = last == std::string::npos ? earlier : earlier.substr(last + then.size());
+  if (last_part == here) return earlier;
+  std::string joined = earlier + then + here;
+  if (joined.size() > 2000) {  // the first part (clipped) and this machine's, the middle left out
+    const std::string tail = then + "..." + then + here;
+    std::string first = earlier.substr(0, earlier.find(then));
+    first.resize(std::min(first.size(), 2000 - std::min<std::size_t>(2000, tail.size())));
+    joined = first + tail;
+  }
+  return joined;
 }
 
 }  // namespace headlab

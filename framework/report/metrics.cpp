@@ -5,13 +5,13 @@
 #include "headlab/report/metrics.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -161,8 +161,11 @@ double metric_number(const MetricRow& row, const std::string& name, std::size_t 
     throw FormatError(where + what.substr(what.find('\'')));
   }
   constexpr double kLargestStep = 9007199254740992.0;  // 2^53: every whole number up to it is exact
-  if (name == "step" && !(value >= 0 && value <= kLargestStep && std::floor(value) == value))
-    throw FormatError(where + "'step' is " + (std::ostringstream() << value).str() + ", not a step: a whole number from 0 to 2^53");
+  if (name == "step" && !(value >= 0 && value <= kLargestStep && std::floor(value) == value)) {
+    char shortest[32];  // the shortest text that reads back as `value`: 1e+300, 123456789.5
+    const auto end = std::to_chars(shortest, shortest + sizeof shortest, value).ptr;
+    throw FormatError(where + "'step' is " + std::string(shortest, end) + ", not a step: a whole number from 0 to 2^53");
+  }
   return value;
 }
 

@@ -1,6 +1,7 @@
 // checkpoint.cpp: saving a training run and reading it back (headlab/train/checkpoint.hpp).
 #include "headlab/train/checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "headlab/core/machine.hpp"
 #include "headlab/core/sha256.hpp"
 #include "headlab/core/user_input.hpp"
 #include "headlab/train/memory_estimate.hpp"
@@ -71,7 +73,23 @@ std::size_t step_from_text(const std::string& text) {
   }
 }
 
+// The arithmetic a checkpoint recorded ("" when saved before the record, late on 2026-12-07): printable, at most 2000 bytes.
+std::string saved_arithmetic(const TensorFile& file, const std::string& path) {
+  const auto it = file.metadata.find("arithmetic");
+  if (it == file.metadata.end()) return "";
+  const std::string& text = it->second;
+  const bool printable = std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (text.empty() || text.size() > 2000 || !printable)
+    throw FormatError("checkpoint " + path + ": metadata 'arithmetic': not the record of a machine (" +
+                      std::to_string(text.size()) + " bytes" + (printable ? "" : ", not printable ASCII") + ")");
+  return text;
+}
+
 }  // namespace
+
+std::string run_arithmetic(const TrainState& st) {
+  return st.arithmetic.empty() ? arithmetic_fingerprint() : st.arithmetic;
+}
 
 void save_checkpoint(const std::string& path, const TrainOptions& o, const Module<float>& model,
                      const TrainingOptimizer* optimizer, const Generator& data_rng, const Generator& dropout_rng,
@@ -84,6 +102,7 @@ void save_checkpoint(const std::string& path, const TrainOptions& o, const Modul
   file.metadata["data_rng"] = rng_text(data_rng);
   file.metadata["dropout_rng"] = rng_text(dropout_rng);
   file.metadata["losses"] = losses_text(st.losses);
+  file.metadata["arithmetic"] = run_arithmetic(st);
   // The file's bytes are the only copy of the state made (the parameters are read in place, the
   // optimiser's exported buffers are freed as they are copied): a save needs 3 floats per
   // parameter beside the model, not 9 (headlab/train/memory_estimate.hpp counts them).
@@ -255,6 +274,7 @@ TrainState load_checkpoint(const std::string& path, const TrainOptions& o, Modul
     }
     st.step = step_from_text(meta("step"));
     st.losses = losses_from_text(meta("losses"));
+    st.arithmetic = continued_arithmetic(saved_arithmetic(file, path));
     if (st.losses.size() != st.step) throw FormatError("checkpoint " + path + ": loss history does not match the step");
     rng_from_text(data_copy, meta("data_rng"), "data_rng");
     rng_from_text(dropout_copy, meta("dropout_rng"), "dropout_rng");

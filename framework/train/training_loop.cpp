@@ -151,7 +151,14 @@ BestSoFar restore_best(const TrainOptions& o, std::ostream& log) {
   const std::string key = selection_of(o).key;
   if (!best.row.has(key) || !best.row.has("step"))
     throw FormatError("checkpoint " + path + ": best_metrics has no '" + key + "' or 'step' (--select " + o.select + ")");
-  best.step = static_cast<std::size_t>(best.row.number("step"));
+  try {  // the numbers the selection compares, checked before any step: a hand-edited text is named here
+    best.step = static_cast<std::size_t>(metric_number(best.row, "step", 0));
+    for (const std::string& name : {key, std::string("valid_loss"), std::string("valid_bleu")})
+      if (best.row.has(name)) metric_number(best.row, name, 0);
+  } catch (const FormatError& e) {
+    std::string what = e.what();  // "metrics row 1: 'valid_loss' is not a number: 'true'"
+    throw FormatError("checkpoint " + path + ": best_metrics: " + what.substr(what.find('\'')));
+  }
   return best;
 }
 
@@ -309,6 +316,7 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   result.losses = st.losses;
   result.interrupted = state.interrupted;
   result.train_seconds = state.train_seconds;
+  result.arithmetic = run_arithmetic(st);
   if (state.best.found) {
     result.best_step = state.best.step;
     result.best_value = state.best.row.number(selection.key);
@@ -365,7 +373,7 @@ void write_summary(const TrainOptions& o, const TrainResult& r, std::size_t para
                             {"interrupted", r.interrupted},
                             {"threads", threads()},
                             {"cpu", cpu_model()},
-                            {"arithmetic", arithmetic_fingerprint()},
+                            {"arithmetic", r.arithmetic},
                             {"select", o.select},
                             {"best_step", r.best_step},
                             {"best_value", r.best_value}};

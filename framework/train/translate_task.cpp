@@ -318,7 +318,7 @@ class TranslateTask : public detail::TrainingTask {
                               {"seconds", result.seconds},
                               {"threads", threads()},
                               {"cpu", cpu_model()},
-                              {"arithmetic", arithmetic_fingerprint()},
+                              {"arithmetic", run_arithmetic(state.train)},
                               {"seed", o_.seed},
                               {"tokenizer", o_.tokenizer},
                               {"vocab_source", data_.src_vocab.size()},

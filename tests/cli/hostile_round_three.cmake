@@ -32,9 +32,9 @@ add_test(NAME cli.explore_out_is_its_checkpoint_exits_2
                  ${HL} ${OUT_DIR} ${TINY_RUN})
 set_tests_properties(cli.explore_out_is_its_checkpoint_exits_2 PROPERTIES
                      PASS_REGULAR_EXPRESSION "--out: .* is also an input.*checkpoint unchanged, exit status 2\n")
-expect_exit(cli.curves_out_is_metrics_exits_1 1 "--out: .* is also an input"
+expect_exit(cli.curves_out_is_metrics_exits_2 2 "--out: .* is also an input"
             ${HL} curves --run-dir ${TINY_RUN} --out ${TINY_RUN}/metrics.jsonl)
-expect_exit(cli.curves_out_directory_exits_1 1 "--out: .* exists and is a directory"
+expect_exit(cli.curves_out_directory_exits_2 2 "--out: .* exists and is a directory"
             ${HL} curves --run-dir ${TINY_RUN} --out ${OUT_DIR})
 
 # A resume checkpoint whose random state is all zeros (a state no generator reaches) is refused.
@@ -45,8 +45,8 @@ expect_exit(cli.resume_zero_rng_refused_exits_1 1 "random state 'data_rng' is al
             ${HL} train --config ${OUT_DIR}/zero_rng/config.ini --run-dir ${OUT_DIR}/zero_rng --resume --steps 8 --progress none)
 
 set_tests_properties(cli.eval_to_full_disk_exits_1 cli.explore_out_fifo_refused_exits_2
-                     cli.explore_out_is_its_checkpoint_exits_2 cli.curves_out_is_metrics_exits_1
-                     cli.curves_out_directory_exits_1 cli.resume_zero_rng_refused_exits_1
+                     cli.explore_out_is_its_checkpoint_exits_2 cli.curves_out_is_metrics_exits_2
+                     cli.curves_out_directory_exits_2 cli.resume_zero_rng_refused_exits_1
                      PROPERTIES FIXTURES_REQUIRED tiny_run)
 
 # Readers. A byte-order mark is not text (before: bleu scored it as part of the first word, unigram

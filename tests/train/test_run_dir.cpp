@@ -13,7 +13,11 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "headlab/core/file_writer.hpp"
+#include "headlab/core/machine.hpp"
+#include "headlab/data/safetensors.hpp"
 #include "headlab/report/metrics.hpp"
 #include "headlab/train/run_dir.hpp"
 #include "headlab/train/trainer.hpp"
@@ -252,5 +256,54 @@ TEST_CASE("train --resume-or-start: starts a new run, continues one with a check
   both.resume_or_start = both.resume = true;
   CHECK_THROWS_WITH_AS(train(both, log), doctest::Contains("give it alone"), ValueError);
   CHECK(again.to_config_ini().find("resume") == std::string::npos);  // not a stored option
+}
+
+// Before: summary.json named only the machine that wrote it, though a resumed run's earlier steps
+// may have been made on another.
+TEST_CASE("train: a run resumed on other arithmetic names both, in its checkpoint and summary.json") {
+  TempDir dir("rundir_arithmetic");
+  std::ostringstream log;
+  const fs::path checkpoint = dir.path / "checkpoint.safetensors";
+  const auto saved = [&] { return load_safetensors(checkpoint.string()).metadata.at("arithmetic"); };
+  const auto summary = [&] {
+    return nlohmann::json::parse(read_bytes(dir.path / "summary.json")).at("arithmetic").get<std::string>();
+  };
+  const auto resume_to = [&](std::size_t steps) {
+    TrainOptions o = tiny_copy_run(dir.path, steps);
+    o.resume = true;
+    train(o, log);
+  };
+  const auto recorded_as = [&](const char* arithmetic) {  // the checkpoint as another machine left it
+    TensorFile file = load_safetensors(checkpoint.string());
+    if (arithmetic) file.metadata["arithmetic"] = arithmetic;
+    else file.metadata.erase("arithmetic");  // saved before the record
+    save_safetensors(checkpoint.string(), file);
+  };
+  const std::string here = arithmetic_fingerprint();
+  train(tiny_copy_run(dir.path, 2), log);
+  CHECK(saved() == here);
+  CHECK(summary() == here);
+  resume_to(3);  // here again: still one part
+  CHECK(summary() == here);
+  recorded_as("GenuineIntel family 6 model 85; OpenBLAS 0.3.21 kernels SkylakeX; gcc 12.2.0 for AVX512F AVX2 FMA");
+  resume_to(4);
+  const std::string both =
+      "GenuineIntel family 6 model 85; OpenBLAS 0.3.21 kernels SkylakeX; gcc 12.2.0 for AVX512F AVX2 FMA, then " + here;
+  CHECK(summary() == both);
+  CHECK(saved() == both);
+  resume_to(5);  // here again: no third part
+  CHECK(summary() == both);
+  recorded_as(nullptr);
+  resume_to(6);
+  CHECK(summary() == "unrecorded, then " + here);
+  recorded_as(std::string(3000, 'x').c_str());
+  CHECK_THROWS_WITH_AS(resume_to(7), doctest::Contains("metadata 'arithmetic': not the record of a machine"), FormatError);
+  // A long history keeps its first part and this machine's within 2000 bytes, and loads again.
+  const std::string long_history = std::string(1500, 'a') + ", then " + std::string(450, 'b');
+  const std::string kept = continued_arithmetic(long_history);
+  CHECK(kept.size() <= 2000);
+  CHECK(kept.rfind(std::string(100, 'a'), 0) == 0);
+  CHECK(kept.find(", then ..., then " + here) != std::string::npos);
+  CHECK(continued_arithmetic(std::string(2000, 'a')).size() <= 2000);
 }
 }  // namespace test_run_dir

@@ -27,4 +27,4 @@ cp "$tmp/copy/config.ini" "$tmp/curves_garbage/" && printf '{"step":1,"loss":2}\
 printf '[train]\ntask=nope\n' > "$tmp/curves_task/config.ini" && cp "$tmp/copy/metrics.jsonl" "$tmp/curves_task/"
 check curves_metrics_garbage 1 "metrics.jsonl.: line 2: not valid JSON" -- "$hl" curves --run-dir "$tmp/curves_garbage"
 check curves_bad_task 1 "'nope' is not a known task" -- "$hl" curves --run-dir "$tmp/curves_task"
-check curves_out_is_a_directory 1 "curves" --keeps "$tmp/copy" -- "$hl" curves --run-dir "$tmp/copy" --out "$tmp/copy"
+check curves_out_is_a_directory 2 "curves" --keeps "$tmp/copy" -- "$hl" curves --run-dir "$tmp/copy" --out "$tmp/copy"

@@ -11,7 +11,7 @@ printf 'ein Haus\ta house\n\n' > "$tmp/eval_blank_line.tsv"
 mkfifo "$tmp/eval_fifo.tsv"
 # Held-out sequences scored in one batch: the memory they need is checked before any is drawn (before:
 # 10 million failed after seconds, naming train's --max-memory).
-check eval_sequences_beyond_memory 1 "eval --sequences 100000000 of .* needs about .* give fewer --sequences" -- \
+check eval_sequences_beyond_memory 2 "eval: --sequences 100000000 of .* needs about .* give fewer --sequences" -- \
   "$hl" eval --checkpoint "$ckpt" --sequences 100000000
 check eval_data_missing 1 "no_such_pairs.tsv" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/no_such_pairs.tsv"
 check eval_data_no_tab 1 "eval_no_tab.tsv:2: no tab" -- "$hl" eval --checkpoint "$tr_ckpt" --data "$tmp/eval_no_tab.tsv"

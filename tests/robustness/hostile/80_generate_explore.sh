@@ -24,7 +24,9 @@ check generate_top_k_when_greedy 2 "--top-k has no effect with --temperature 0" 
   "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --top-k 5
 check generate_top_p_when_greedy 2 "--top-p has no effect with --temperature 0" -- \
   "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --top-p 0.9
-check generate_greedy 0 "" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --max-new-tokens 3
+check generate_top_k_and_top_p_when_greedy 2 "--top-k and --top-p have no effect with --temperature 0" -- \
+  "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --top-k 5 --top-p 0.9
+check generate_greedy 0 "^1( [0-9]+){3}$" -- "$hl" generate --checkpoint "$lm" --prompt-ids 1 --temperature 0 --max-new-tokens 3
 
 echo "== explore: bad input names its option, and nothing is written"
 check explore_align_pair_without_align_data 2 "--align-pair requires --align-data" -- \

@@ -16,24 +16,30 @@ check explore_out_is_checkpoint 2 "--out: .* is also an input" --keeps "$tmp/out
 check explore_dump_json_is_checkpoint 2 "--dump-json: .* is also an input" --keeps "$tmp/outputs" -- \
   "$hl" explore --checkpoint "$tmp/outputs/c.safetensors" --out "$tmp/outputs/new.html" \
   --dump-json "$tmp/outputs/c.safetensors" --overwrite
-check curves_out_is_metrics 1 "curves --out: .* is also an input" --keeps "$tmp/copy" -- \
+check curves_out_is_metrics 2 "curves --out: .* is also an input" --keeps "$tmp/copy" -- \
   "$hl" curves --run-dir "$tmp/copy" --out "$tmp/copy/metrics.jsonl"
 # A file that exists and is not the command's own earlier output is kept (they replaced any file).
 echo "my notes" > "$tmp/outputs/notes.txt"
-check curves_out_unrelated_file 1 "curves --out: .*notes.txt' exists and is not a chart headlab drew" \
+check curves_out_unrelated_file 2 "curves --out: .*notes.txt' exists and is not a chart headlab drew" \
   --keeps "$tmp/outputs" -- "$hl" curves --run-dir "$tmp/copy" --out "$tmp/outputs/notes.txt"
-check mlp_demo_dot_unrelated_file 1 "mlp-demo --dot: .*notes.txt' exists and is not a graph headlab wrote" \
+check mlp_demo_dot_unrelated_file 2 "mlp-demo --dot: .*notes.txt' exists and is not a graph headlab wrote" \
   --keeps "$tmp/outputs" -- "$hl" mlp-demo --steps 2 --dot "$tmp/outputs/notes.txt"
 check ablate_emit_jobs_unrelated_file 2 "--emit-jobs: .*notes.txt' exists and is not a jobs file headlab wrote" \
   --keeps "$tmp/outputs" -- "$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp/outputs/notes.txt" "${sweep_flags[@]}"
+cp "$tmp/sweep_jobs.txt" "$tmp/outputs/jobs.txt"
 check ablate_emit_slurm_onto_a_jobs_file 2 "--emit-slurm: .*jobs.txt' exists and is not a SLURM script headlab wrote" \
-  -- "$hl" ablate --out "$tmp/sweep" --emit-slurm "$tmp/sweep_jobs.txt" "${sweep_flags[@]}"
+  --keeps "$tmp/outputs" -- "$hl" ablate --out "$tmp/sweep" --emit-slurm "$tmp/outputs/jobs.txt" "${sweep_flags[@]}"
 mkdir -p "$tmp/own_outputs"
 "$hl" curves --run-dir "$tmp/copy" --out "$tmp/own_outputs/chart.svg" > /dev/null || exit 1
 check curves_redraws_its_own_chart 0 "wrote .*chart.svg" -- "$hl" curves --run-dir "$tmp/copy" --out "$tmp/own_outputs/chart.svg"
 "$hl" ablate --out "$tmp/own_outputs/sweep" --emit-jobs "$tmp/own_outputs/jobs.txt" "${sweep_flags[@]}" > /dev/null || exit 1
 check ablate_emit_jobs_again 0 "wrote 2 jobs" -- \
   "$hl" ablate --out "$tmp/own_outputs/sweep" --emit-jobs "$tmp/own_outputs/jobs.txt" "${sweep_flags[@]}"
+head -n 1 "$tmp/own_outputs/jobs.txt" | bash || exit 1  # one run finished: the file is emitted again for the other
+check ablate_emit_jobs_after_a_finished_run 0 "wrote 1 jobs" -- \
+  "$hl" ablate --out "$tmp/own_outputs/sweep" --emit-jobs "$tmp/own_outputs/jobs.txt" "${sweep_flags[@]}"
+cp "$tmp/copy/loss.svg" "$tmp/own_outputs/loss_before.svg"
+check curves_redraws_the_loss_svg_train_drew 0 "wrote .*copy/loss.svg" -- "$hl" curves --run-dir "$tmp/copy"
 check stats_to_full_disk 1 "writing to stdout failed" -- sh -c '"$0" stats --d-model 64 --heads 4 > /dev/full' "$hl"
 check bleu_to_closed_stdout 1 "writing to stdout failed" -- \
   sh -c '"$0" bleu --ref "$1" --hyp "$1" >&-' "$hl" "$tmp/outputs/target.html"

@@ -18,4 +18,10 @@ std::string cpu_model();
 // ("arithmetic") and a study's runs.csv.
 // Example: "AuthenticAMD family 26 model 2; OpenBLAS 0.3.21 kernels Haswell; gcc 12.2.0 for AVX2 FMA"
 std::string arithmetic_fingerprint();
+
+// The arithmetic of a run that goes on here after steps made under `earlier` (what its checkpoint
+// recorded; "" for one saved before the record, read as "unrecorded"): `earlier` when its last
+// part is this machine's fingerprint, else "EARLIER, then THIS" (a resumed run that moved machine
+// or build). Past 2000 bytes the middle parts become "...".
+std::string continued_arithmetic(const std::string& earlier);
 }  // namespace headlab

@@ -90,8 +90,9 @@ class MetricsWriter {
 // Reads a metrics.jsonl file: one row per non-blank line, in file order.
 // JSON numbers and strings become MetricValue numbers and texts; null becomes
 // NaN; true / false and a nested array or object become a text holding their
-// compact JSON (so that `"loss": true` is never read as a loss of 1). IOError if the file cannot be opened; FormatError
-// naming the line number if a line is not a JSON object:
+// compact JSON (so that `"loss": true` is never read as a loss of 1). IOError if
+// the file cannot be opened; FormatError naming the line number if a line is not
+// a JSON object:
 //   "read_metrics: 'runs/a/metrics.jsonl': line 3: not valid JSON at column 13: syntax error ..."
 std::vector<MetricRow> read_metrics(const std::filesystem::path& path);
 

@@ -26,7 +26,10 @@ namespace headlab {
 struct TrainState {
   std::size_t step = 0;
   std::vector<double> losses;  // one per step, from step 1
+  std::string arithmetic;      // of the steps so far: "" = this machine's alone (headlab/core/machine.hpp)
 };
+// st.arithmetic, or this machine's fingerprint for a run that never left it.
+std::string run_arithmetic(const TrainState& st);
 
 inline const char* kCheckpointFormat = "headlab-train-checkpoint-1";
 

@@ -59,6 +59,7 @@ struct TrainResult {
   double valid_bleu = 0.0, valid_loss = 0.0, test_bleu_greedy = 0.0, test_bleu_beam = 0.0;
   double test_chrf_greedy = 0.0, test_chrf_beam = 0.0;  // x100, as BLEU
   double train_seconds = 0.0;  // training time, evaluation excluded
+  std::string arithmetic;      // of every step: run_arithmetic (headlab/train/checkpoint.hpp)
   double valid_bits_per_char = 0.0;  // lm: the last validation in bits per character
   // The evaluation best.safetensors holds (by --select): its step and selected value (0, 0: none).
   std::size_t best_step = 0;
