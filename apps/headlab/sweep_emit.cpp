@@ -51,7 +51,7 @@ void check_emit_file(const char* flag, const std::string& file, bool slurm) {
     const std::size_t end = head.find('\n');
     const std::string_view first = head.substr(0, end);
     const bool starts = first.rfind("mkdir -p ", 0) == 0 && first.find(" && { ") != std::string_view::npos;
-    if (end == std::string_view::npos) return starts;  // a line longer than what was read (a long --out)
+    if (end == std::string_view::npos) return starts && head.size() == 4096;  // a line longer than what was read
     return starts && first.find(" --resume-or-start; } >> ") != std::string_view::npos && first.size() >= 5 &&
            first.substr(first.size() - 5) == " 2>&1";
   };

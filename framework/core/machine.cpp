@@ -104,11 +104,12 @@ std::string continued_arithmetic(const std::string& earlier) {
   const std::string last_part = last == std::string::npos ? earlier : earlier.substr(last + then.size());
   if (last_part == here) return earlier;
   std::string joined = earlier + then + here;
-  if (joined.size() > 2000) {  // the first part (clipped) and this machine's, the middle left out
-    const std::string tail = then + "..." + then + here;
+  if (joined.size() > 2000) {  // the first part (clipped) and this machine's; "..." for the parts left out
     std::string first = earlier.substr(0, earlier.find(then));
+    const std::string tail = (first.size() < earlier.size() ? then + "..." : "") + then + here;
     first.resize(std::min(first.size(), 2000 - std::min<std::size_t>(2000, tail.size())));
     joined = first + tail;
+    if (joined.size() > 2000) joined = here.substr(0, 2000);
   }
   return joined;
 }

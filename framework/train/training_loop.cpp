@@ -203,11 +203,11 @@ TrainResult run_training_loop(TrainingTask& task, const TrainOptions& o, Generat
   LoopState state;
   if (o.resume) {
     state.train = load_checkpoint(ckpt, o, model, optimizer, data_rng, dropout_rng);
+    state.best = restore_best(o, log);  // a bad best.safetensors is refused before anything changes
     const std::size_t dropped = cut_metrics_to_step(run_file(o, "metrics.jsonl"), state.train.step);
     log << "resumed from " << ckpt << " at step " << state.train.step;
     if (dropped > 0) log << " (" << dropped << " metrics.jsonl lines after it dropped)";
     log << std::endl;  // at once, also into a log file: a requeued run says it went on
-    state.best = restore_best(o, log);
   }
   if (!o.run_dir.empty()) {
     write_file_atomic(run_file(o, "config.ini"), o.to_config_ini(), "train");

@@ -36,6 +36,7 @@ for bad in truncated text empty nan layers0 layers_2_64 d_model_huge step_text h
 done
 # A best row edited by hand: named before any step (it was read as 1, or stopped the run at its first evaluation).
 rm -rf "$tmp/best_true" && cp -r "$tmp/copy" "$tmp/best_true"
+printf '{"step":21,"loss":1}\n' >> "$tmp/best_true/metrics.jsonl"  # a line past the checkpoint: kept by a refusal
 craft "$tmp/copy/best.safetensors" "$tmp/best_true/best.safetensors" meta best_metrics='{"step":20,"valid_loss":true}'
 check train_resume_best_metrics_true 1 "best.safetensors: best_metrics: 'valid_loss' is not a number: 'true'" \
   --keeps "$tmp/best_true" -- "$hl" train --task copy $small --steps 40 --eval-every 20 --eval-sequences 4 --resume \

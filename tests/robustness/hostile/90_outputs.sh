@@ -26,6 +26,9 @@ check mlp_demo_dot_unrelated_file 2 "mlp-demo --dot: .*notes.txt' exists and is 
   --keeps "$tmp/outputs" -- "$hl" mlp-demo --steps 2 --dot "$tmp/outputs/notes.txt"
 check ablate_emit_jobs_unrelated_file 2 "--emit-jobs: .*notes.txt' exists and is not a jobs file headlab wrote" \
   --keeps "$tmp/outputs" -- "$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp/outputs/notes.txt" "${sweep_flags[@]}"
+printf 'mkdir -p out && { make all; }' > "$tmp/outputs/build.sh"  # no newline: not a job line cut short
+check ablate_emit_jobs_onto_a_short_script 2 "--emit-jobs: .*build.sh' exists and is not a jobs file headlab wrote" \
+  --keeps "$tmp/outputs" -- "$hl" ablate --out "$tmp/sweep" --emit-jobs "$tmp/outputs/build.sh" "${sweep_flags[@]}"
 cp "$tmp/sweep_jobs.txt" "$tmp/outputs/jobs.txt"
 check ablate_emit_slurm_onto_a_jobs_file 2 "--emit-slurm: .*jobs.txt' exists and is not a SLURM script headlab wrote" \
   --keeps "$tmp/outputs" -- "$hl" ablate --out "$tmp/sweep" --emit-slurm "$tmp/outputs/jobs.txt" "${sweep_flags[@]}"

@@ -14,14 +14,16 @@ std::string cpu_model();
 // for that CPU when it loaded (they sum a product in different orders), and the compiler, whether it
 // optimised and the vector instructions it compiled for (-march=native). Not every compiler flag is
 // named: two builds of one commit on one machine with other flags may differ under one string.
-// Where the string differs, the same run may give other bits. Written into summary.json
-// ("arithmetic") and a study's runs.csv.
+// Where the string differs, the same run may give other bits. A run's record (summary.json's
+// "arithmetic", a study's runs.csv, a checkpoint's metadata) is this string, or for a run resumed
+// elsewhere continued_arithmetic's list.
 // Example: "AuthenticAMD family 26 model 2; OpenBLAS 0.3.21 kernels Haswell; gcc 12.2.0 for AVX2 FMA"
 std::string arithmetic_fingerprint();
 
 // The arithmetic of a run that goes on here after steps made under `earlier` (what its checkpoint
 // recorded; "" for one saved before the record, read as "unrecorded"): `earlier` when its last
 // part is this machine's fingerprint, else "EARLIER, then THIS" (a resumed run that moved machine
-// or build). Past 2000 bytes the middle parts become "...".
+// or build; a resume that makes no step still adds THIS: its evaluation runs here). Past 2000
+// bytes the middle parts become "...".
 std::string continued_arithmetic(const std::string& earlier);
 }  // namespace headlab
