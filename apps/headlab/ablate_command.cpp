@@ -182,8 +182,8 @@ void check_emit_flags(const AblateOptions& o) {
     const fs::path parent = fs::absolute(*file, ec).parent_path();
     if (fs::is_directory(*file, ec))
       throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": is a directory; give a file name");
-    check_output_file(*file, {}, flag);  // a device, FIFO or socket: refused before the sweep is planned
-    check_emit_file(flag, *file, file == &o.emit_slurm);  // another program's file is kept
+    // A device, FIFO or socket, or another program's file: refused (kept) before the sweep is planned.
+    check_emit_file(flag, *file, file == &o.emit_slurm);
     if (!fs::is_directory(parent, ec))
       throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": the directory " +
                        quote_clipped(parent.string()) + " does not exist");

@@ -46,12 +46,13 @@ Task task_of_run(const std::string& path) {
 int run_curves(const CurvesCommandOptions& options) {
   const std::filesystem::path dir(options.run_dir);
   const std::string out = options.out.empty() ? (dir / "loss.svg").string() : options.out;
-  check_output_file(out, {dir / "config.ini", dir / "metrics.jsonl", dir / "checkpoint.safetensors",
-                          dir / "best.safetensors", dir / "summary.json"}, "curves --out");
-  // An earlier chart (headlab's SVG starts so) is drawn again; any other file is kept.
+  // An earlier chart (headlab's SVG starts so) is drawn again; any other file is kept, the run's
+  // own files above all.
   check_replaces_only_own(
       out, [](std::string_view head) { return head.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" ", 0) == 0; },
-      "curves --out", "a chart headlab drew");
+      "curves --out", "a chart headlab drew",
+      {dir / "config.ini", dir / "metrics.jsonl", dir / "checkpoint.safetensors", dir / "best.safetensors",
+       dir / "summary.json"});
   const Task task = task_of_run((dir / "config.ini").string());
   const std::vector<MetricRow> rows = read_metrics(dir / "metrics.jsonl");
   CurvesOptions curves;

@@ -75,10 +75,11 @@ StudyRecipe read_pinned_recipe(const std::string& path) {
   return recipe;
 }
 
-// An output file: not a directory, device or FIFO, not one of the inputs, in a directory that exists.
-void check_output(const char* flag, const std::string& file, const std::vector<fs::path>& inputs) {
+// A jobs file or SLURM script: not a directory, device or FIFO, not one of the inputs, not another
+// program's file (sweep_runner.hpp's check_emit_file), in a directory that exists.
+void check_emit_output(const char* flag, const std::string& file, bool slurm, const std::vector<fs::path>& inputs) {
   if (file.empty()) return;
-  check_output_file(file, inputs, flag);
+  check_emit_file(flag, file, slurm, inputs);
   std::error_code ec;
   if (!fs::is_directory(fs::absolute(file, ec).parent_path(), ec))
     throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": its directory does not exist");
@@ -105,10 +106,8 @@ int study_run(const StudyOptions& o) {
   check_runs_dir(o.runs);
   const StudyRecipe recipe = read_pinned_recipe(o.recipe);
   const SweepPlan plan = plan_study(recipe, o.runs, o.quick);
-  check_output("--emit-jobs", o.emit_jobs, {recipe.path});
-  check_output("--emit-slurm", o.emit_slurm, {recipe.path});
-  check_emit_file("--emit-jobs", o.emit_jobs, false);
-  check_emit_file("--emit-slurm", o.emit_slurm, true);
+  check_emit_output("--emit-jobs", o.emit_jobs, false, {recipe.path});
+  check_emit_output("--emit-slurm", o.emit_slurm, true, {recipe.path});
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file");
   check_slurm_flags(o.slurm, !o.emit_slurm.empty());

@@ -45,7 +45,7 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
             << (log_dir.empty() ? std::string("the directory sbatch runs in") : log_dir.string()) << std::endl;
 }
 
-void check_emit_file(const char* flag, const std::string& file, bool slurm) {
+void check_emit_file(const char* flag, const std::string& file, bool slurm, const std::vector<fs::path>& inputs) {
   if (file.empty()) return;
   const auto jobs_file = [](std::string_view head) {  // a job line: mkdir -p RUN && { ... train ...; } >> LOG 2>&1
     const std::size_t end = head.find('\n');
@@ -57,9 +57,9 @@ void check_emit_file(const char* flag, const std::string& file, bool slurm) {
   };
   const auto slurm_script = [](std::string_view head) { return head.rfind("#!/bin/bash\n# headlab ", 0) == 0; };
   if (slurm)
-    check_replaces_only_own(file, slurm_script, flag, "a SLURM script headlab wrote");
+    check_replaces_only_own(file, slurm_script, flag, "a SLURM script headlab wrote", inputs);
   else
-    check_replaces_only_own(file, jobs_file, flag, "a jobs file headlab wrote");
+    check_replaces_only_own(file, jobs_file, flag, "a jobs file headlab wrote", inputs);
 }
 
 void add_slurm_flags(CLI::App* command, SlurmScriptText& slurm) {

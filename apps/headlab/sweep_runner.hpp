@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -76,8 +77,10 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 
 // --emit-jobs / --emit-slurm FILE that exists: replaced only when it is empty or an earlier jobs
 // file (its first line a job line) or SLURM script of headlab (its second line "# headlab ...");
-// any other file is a ValueError naming the flag, before any run is started or emitted.
-void check_emit_file(const char* flag, const std::string& file, bool slurm);
+// any other file, or one of `inputs` (a recipe), is a ValueError naming the flag, before any run is
+// started or emitted; so is a directory, device, FIFO or socket (check_output_file).
+void check_emit_file(const char* flag, const std::string& file, bool slurm,
+                     const std::vector<std::filesystem::path>& inputs = {});
 
 // The SLURM flags of `ablate` and `study run`: --cpus-per-task, --time, --mem, --partition,
 // --account (each writes an #SBATCH line of --emit-slurm's script; see SlurmScriptText).

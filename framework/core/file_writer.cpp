@@ -95,8 +95,8 @@ void check_output_file(const fs::path& path, const std::vector<fs::path>& inputs
 }
 
 void check_replaces_only_own(const fs::path& path, const std::function<bool(std::string_view)>& is_own,
-                             const std::string& flag, const std::string& what) {
-  check_output_file(path, {}, flag);
+                             const std::string& flag, const std::string& what, const std::vector<fs::path>& inputs) {
+  check_output_file(path, inputs, flag);
   std::error_code ec;
   if (path.empty() || !fs::exists(path, ec)) return;
   std::ifstream in(path, std::ios::binary);

@@ -72,14 +72,9 @@ std::string openblas_version() {
   return text.substr(0, second);
 }
 
-}  // namespace
-
-std::string cpu_model() {
-  const std::string name = field(cpuinfo_fields(), "model name");
-  return name.empty() ? "unknown" : name;
-}
-
-std::string arithmetic_fingerprint() {
+// The CPU (vendor, family and model, or Arm implementer and part), OpenBLAS's version and kernels,
+// and the instruction sets compiled for: what arithmetic_fingerprint() returns.
+std::string read_arithmetic_fingerprint() {
   const std::map<std::string, std::string> fields = cpuinfo_fields();
   std::string cpu = field(fields, "vendor_id");  // x86
   const std::string family = field(fields, "cpu family"), model = field(fields, "model");
@@ -94,6 +89,18 @@ std::string arithmetic_fingerprint() {
   }
   const char* kernels = openblas_get_corename();
   return cpu + "; " + openblas_version() + " kernels " + (kernels ? kernels : "unknown") + "; " + compiled_for();
+}
+
+}  // namespace
+
+std::string cpu_model() {
+  const std::string name = field(cpuinfo_fields(), "model name");
+  return name.empty() ? "unknown" : name;
+}
+
+std::string arithmetic_fingerprint() {
+  static const std::string fingerprint = read_arithmetic_fingerprint();  // a process never changes machine
+  return fingerprint;
 }
 
 std::string continued_arithmetic(const std::string& earlier) {

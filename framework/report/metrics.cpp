@@ -55,26 +55,26 @@ MetricRow& MetricRow::set_value(const std::string& name, MetricValue value) {
   return *this;
 }
 
-bool MetricRow::has(const std::string& name) const {
-  return std::any_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == name; });
+bool MetricRow::has(const std::string& name) const { return find(name) != nullptr; }
+
+const MetricValue* MetricRow::find(const std::string& name) const {
+  for (const auto& field : fields)
+    if (field.first == name) return &field.second;
+  return nullptr;
 }
 
 double MetricRow::number(const std::string& name) const {
-  for (const auto& field : fields) {
-    if (field.first != name) continue;
-    if (const double* v = std::get_if<double>(&field.second)) return *v;
-    throw ValueError("MetricRow: '" + name + "' is not a number: " + quote_clipped(std::get<std::string>(field.second)));
-  }
-  throw ValueError("MetricRow: no field '" + name + "'");
+  const MetricValue* value = find(name);
+  if (!value) throw ValueError("MetricRow: no field '" + name + "'");
+  if (const double* v = std::get_if<double>(value)) return *v;
+  throw ValueError("MetricRow: '" + name + "' is not a number: " + quote_clipped(std::get<std::string>(*value)));
 }
 
 const std::string& MetricRow::text(const std::string& name) const {
-  for (const auto& field : fields) {
-    if (field.first != name) continue;
-    if (const std::string* s = std::get_if<std::string>(&field.second)) return *s;
-    throw ValueError("MetricRow: '" + name + "' is a number, not a text");
-  }
-  throw ValueError("MetricRow: no field '" + name + "'");
+  const MetricValue* value = find(name);
+  if (!value) throw ValueError("MetricRow: no field '" + name + "'");
+  if (const std::string* s = std::get_if<std::string>(value)) return *s;
+  throw ValueError("MetricRow: '" + name + "' is a number, not a text");
 }
 
 std::string to_json_line(const MetricRow& row) {
@@ -150,16 +150,12 @@ MetricRow metric_row_from_json_line(const std::string& line, const std::string& 
   return row;
 }
 
-double metric_number(const MetricRow& row, const std::string& name, std::size_t index) {
-  const std::string where = "metrics row " + std::to_string(index + 1) + ": ";
-  double value = 0;
-  try {
-    value = row.number(name);
-  } catch (const ValueError& e) {
-    if (!row.has(name)) throw;
-    std::string what = e.what();  // "MetricRow: 'loss' is not a number: 'true'"
-    throw FormatError(where + what.substr(what.find('\'')));
-  }
+double metric_number(const MetricRow& row, const std::string& name, const std::string& where) {
+  const MetricValue* field = row.find(name);
+  if (!field) throw ValueError("MetricRow: no field '" + name + "'");
+  if (const std::string* text = std::get_if<std::string>(field))
+    throw FormatError(where + "'" + name + "' is not a number: " + quote_clipped(*text));
+  const double value = std::get<double>(*field);
   constexpr double kLargestStep = 9007199254740992.0;  // 2^53: every whole number up to it is exact
   if (name == "step" && !(value >= 0 && value <= kLargestStep && std::floor(value) == value)) {
     char shortest[32];  // the shortest text that reads back as `value`: 1e+300, 123456789.5
@@ -167,6 +163,10 @@ double metric_number(const MetricRow& row, const std::string& name, std::size_t 
     throw FormatError(where + "'step' is " + std::string(shortest, end) + ", not a step: a whole number from 0 to 2^53");
   }
   return value;
+}
+
+double metric_number(const MetricRow& row, const std::string& name, std::size_t index) {
+  return metric_number(row, name, "metrics row " + std::to_string(index + 1) + ": ");
 }
 
 std::vector<MetricRow> read_metrics(const std::filesystem::path& path) {

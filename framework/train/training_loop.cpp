@@ -151,14 +151,12 @@ BestSoFar restore_best(const TrainOptions& o, std::ostream& log) {
   const std::string key = selection_of(o).key;
   if (!best.row.has(key) || !best.row.has("step"))
     throw FormatError("checkpoint " + path + ": best_metrics has no '" + key + "' or 'step' (--select " + o.select + ")");
-  try {  // the numbers the selection compares, checked before any step: a hand-edited text is named here
-    best.step = static_cast<std::size_t>(metric_number(best.row, "step", 0));
-    for (const std::string& name : {key, std::string("valid_loss"), std::string("valid_bleu")})
-      if (best.row.has(name)) metric_number(best.row, name, 0);
-  } catch (const FormatError& e) {
-    std::string what = e.what();  // "metrics row 1: 'valid_loss' is not a number: 'true'"
-    throw FormatError("checkpoint " + path + ": best_metrics: " + what.substr(what.find('\'')));
-  }
+  // The numbers the selection compares, checked before any step: a hand-edited text is named here
+  // ("checkpoint runs/a/best.safetensors: best_metrics: 'valid_loss' is not a number: 'true'").
+  const std::string where = "checkpoint " + path + ": best_metrics: ";
+  best.step = static_cast<std::size_t>(metric_number(best.row, "step", where));
+  for (const std::string& name : {key, std::string("valid_loss"), std::string("valid_bleu")})
+    if (best.row.has(name)) metric_number(best.row, name, where);
   return best;
 }
 

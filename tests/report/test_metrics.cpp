@@ -118,4 +118,17 @@ TEST_CASE("report: a metrics writer that cannot open its file throws IOError nam
   std::ofstream(not_a_dir) << "x";
   CHECK_THROWS_WITH_AS(MetricsWriter(not_a_dir / "run"), doctest::Contains(not_a_dir.string().c_str()), IOError);
 }
+
+TEST_CASE("report: metric_number names where a text or a bad step was found") {
+  MetricRow row;
+  row.set("step", 12.5).set("loss", "true").set("valid_loss", 0.25);
+  CHECK(row.find("loss") != nullptr);
+  CHECK(row.find("missing") == nullptr);
+  CHECK(metric_number(row, "valid_loss", std::string("checkpoint a: ")) == 0.25);
+  CHECK_THROWS_WITH_AS(metric_number(row, "loss", std::string("checkpoint a: best_metrics: ")),
+                       "checkpoint a: best_metrics: 'loss' is not a number: 'true'", FormatError);
+  CHECK_THROWS_WITH_AS(metric_number(row, "step", std::size_t{2}),
+                       "metrics row 3: 'step' is 12.5, not a step: a whole number from 0 to 2^53", FormatError);
+  CHECK_THROWS_AS(metric_number(row, "missing", std::size_t{0}), ValueError);
+}
 }  // namespace test_metrics

@@ -77,9 +77,10 @@ void check_output_file(const std::filesystem::path& path, const std::vector<std:
 // PATH may be replaced when it does not exist, is empty, or is an earlier output of the command,
 // which `is_own` recognises from its first bytes (up to 4 KiB); any other file is kept and a
 // ValueError "FLAG: 'PATH' exists and is not WHAT; remove it or name another file" is thrown before
-// any work. Refuses what check_output_file refuses, too.
+// any work. Refuses what check_output_file refuses (with `inputs`), too.
 void check_replaces_only_own(const std::filesystem::path& path, const std::function<bool(std::string_view)>& is_own,
-                             const std::string& flag, const std::string& what);
+                             const std::string& flag, const std::string& what,
+                             const std::vector<std::filesystem::path>& inputs = {});
 
 // Where an output goes, checked before any work: a ValueError naming FLAG when PATH is empty, or
 // its folder does not exist or is not a directory. made_with_parents (an output directory made

@@ -54,6 +54,7 @@ struct MetricRow {
   MetricRow& set(const std::string& name, const char* value) { return set(name, std::string(value)); }
 
   bool has(const std::string& name) const;
+  const MetricValue* find(const std::string& name) const;  // nullptr if missing
   double number(const std::string& name) const;            // ValueError if missing or a text
   const std::string& text(const std::string& name) const;  // ValueError if missing or a number
 
@@ -100,10 +101,13 @@ std::vector<MetricRow> read_metrics(const std::filesystem::path& path);
 // (e.g. "FILE: line 3: ") when it is not a JSON object.
 MetricRow metric_row_from_json_line(const std::string& line, const std::string& where);
 
-// A number of row `index` (from 0) of a run's metrics, as a chart reads it: FormatError
-// "metrics row 3: 'loss' is not a number: 'true'" when it is a text; "step" must be a whole number
-// from 0 to 2^53 ("metrics row 3: 'step' is 1e+300, not a step: a whole number from 0 to 2^53").
-// ValueError when the row has no such field.
+// A number of a row, as a chart or a resumed run reads it: FormatError starting with `where`
+// ("metrics row 3: 'loss' is not a number: 'true'") when it is a text; "step" must be a whole
+// number from 0 to 2^53 ("metrics row 3: 'step' is 1e+300, not a step: a whole number from 0 to
+// 2^53"). ValueError when the row has no such field.
+double metric_number(const MetricRow& row, const std::string& name, const std::string& where);
+
+// The same, `where` being "metrics row N: " for row `index` (from 0) of a run's metrics.
 double metric_number(const MetricRow& row, const std::string& name, std::size_t index);
 
 }  // namespace headlab
