@@ -27,6 +27,7 @@
 # rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs=$(./scripts/build_jobs.sh)  # compiler processes at once: HEADLAB_JOBS, or one per core
 build=${1:-build/release}
 tests=$build/tests/headlab_tests
 hidden=$build/course/grading/headlab_grading_tests
@@ -40,18 +41,18 @@ fail() {
   failures=$((failures + 1))
 }
 
-# each_two_at_a_time FUNCTION ARG...: FUNCTION ARG for every ARG, two at a time (HEADLAB_THREADS=1:
+# each_in_parallel FUNCTION ARG...: FUNCTION ARG for every ARG, $jobs at a time (HEADLAB_THREADS=1:
 # one core each), each one's output kept apart and printed in ARG order once all have ended; every
 # "FAIL:" line of theirs counts as a failure here (their `fail` ran in a subshell), and so does a
 # job stopped by a failing command (set -e holds in each job: it writes its .done file only at its end).
-each_two_at_a_time() {
+each_in_parallel() {
   local fn=$1 dir i=0 j arg
   shift
   dir=$(mktemp -d)
   for arg in "$@"; do
     { "$fn" "$arg"; : > "$dir/$i.done"; } > "$dir/$i" 2>&1 &
     i=$((i + 1))
-    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   done
   wait || true
   for ((j = 0; j < i; j++)); do
@@ -125,7 +126,7 @@ blank_task() {
   blank_one "$tests" "$1"
   blank_one "$hidden" "$1"
 }
-each_two_at_a_time blank_task "${ids[@]}"
+each_in_parallel blank_task "${ids[@]}"
 # Task 0.2 is the student's gradcheck: the gradient tasks must not need it (their tests check by themselves).
 for y in 0.3 0.4 0.5 0.6 0.7 3.1 4.1; do
   if [[ "${prereqs[$y]}" == *" 0.2 "* ]]; then fail "task $y lists 0.2 (the student's gradcheck) as a prerequisite"; fi
@@ -237,7 +238,7 @@ echo "   README, $(ls "$student/src/course/tasks" | wc -l) task pages and the fl
 # Release without -march=native and at -O1: the student copy is only built to be tested here.
 cmake -S "$student/src" -B "$student/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DHEADLAB_BUILD_BENCH=OFF > "$student/configure.log" 2>&1 || { cat "$student/configure.log"; exit 1; }
-if ! cmake --build "$student/build" --target headlab_tests -j 2 > "$student/build.log" 2>&1; then
+if ! cmake --build "$student/build" --target headlab_tests -j "$jobs" > "$student/build.log" 2>&1; then
   tail -n 60 "$student/build.log"
   fail "the student copy does not build (log: $student/build.log)"
   echo "== check_course: $failures failure(s)"
@@ -292,7 +293,7 @@ fi
 echo "-- c. traps (course/traps.txt): each deliberately wrong answer fails its task"
 c_start=$(date +%s)
 python3 course/make_student_copy.py --out "$student/src" --with-traps
-if ! cmake --build "$student/build" --target headlab_tests -j 2 > "$student/build-traps.log" 2>&1; then
+if ! cmake --build "$student/build" --target headlab_tests -j "$jobs" > "$student/build-traps.log" 2>&1; then
   tail -n 60 "$student/build-traps.log"
   fail "the student copy with the traps does not build (log: $student/build-traps.log)"
 else
@@ -343,7 +344,7 @@ else
   }
   numbered=()
   for i in "${!trap_lines[@]}"; do numbered+=("$i"$'\t'"${trap_lines[$i]}"); done
-  each_two_at_a_time run_trap "${numbered[@]}"
+  each_in_parallel run_trap "${numbered[@]}"
   for i in "${!trap_lines[@]}"; do
     [ -f "$rows/$i" ] && cat "$rows/$i" >> "$table" || echo "| ? | ${trap_lines[$i]%%$'\t'*} | **NO RESULT** |" >> "$table"
   done
@@ -375,7 +376,7 @@ else
       fail "trap $name with$gradcheck_traps: the cases of task $task pass"
     fi
   }
-  each_two_at_a_time run_trap_with_gradcheck_traps "${trap_lines[@]}"
+  each_in_parallel run_trap_with_gradcheck_traps "${trap_lines[@]}"
   echo "   every trap fails its task also with task 0.2's traps on (${gradcheck_traps#,})"
 fi
 python3 course/make_student_copy.py --out "$student/src" > /dev/null  # the student copy again (its build is rebuilt next time)

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.." || exit 2
 repo=$(pwd)
 build=${1:-build/release}
 cli=$build/apps/headlab
-jobs=${HEADLAB_JOBS:-2}
+jobs=$(./scripts/build_jobs.sh) || exit 2  # HEADLAB_JOBS, or one per core
 export HEADLAB_THREADS=1
 start=$(date +%s)
 

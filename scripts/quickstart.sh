@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 cmake --preset release
-cmake --build --preset release
+cmake --build --preset release -j "$(./scripts/build_jobs.sh)"  # one job per core (memory allowing)
 ./build/release/apps/headlab train --task copy --run-dir runs/copy "$@"

@@ -3,7 +3,7 @@
 machine, and sets each declared comparison's new estimate, interval and verdict beside the committed
 ones.
 
-  docs/tools/replicate_verdicts.py RECIPE [RECIPE ...] --runs DIR [--out DIR] [--jobs 2]
+  docs/tools/replicate_verdicts.py RECIPE [RECIPE ...] --runs DIR [--out DIR] [--jobs 2] [--measure]
                                    [--set KEY=VALUE ...] [--headlab build/release/apps/headlab] [--quick]
 
 For each recipe (docs/studies/<name>/recipe.ini): `headlab study run RECIPE --runs DIR/<name> -j JOBS`
@@ -15,6 +15,13 @@ OUT/<name>/{runs,comparisons}.csv (the replication's raw data) and OUT/verdicts.
 comparison, committed and replicated difference, 95% CI, Holm p, verdict, same verdict or not; rows
 of other studies already in it are kept) and OUT/verdicts.md (the same as a Markdown table).
 
+--measure: for studies whose metrics come from a measure.py (a probe's head scores, a pruning
+curve: the recipe's `metrics` beyond summary.json), the study's measure.py (MEASURE_SCRIPTS names the
+one a recipe shares) measures the new runs into DIR/<name>/runs.csv, as it measured the committed
+ones, and `headlab study report RECIPE --from-csv DIR/<name>/runs.csv` judges them. The measure.py
+must take the common command line (RUNS --headlab H --out DIR: study_runs.measure_args); the
+replication writes DIR/<name>/commit.txt (this checkout's commit) for it.
+
 --set KEY=VALUE changes one pinned [train] option of every recipe for the rerun (a copy of the recipe
 in DIR/<name>.recipe.ini is run; the committed one is untouched): `--set heads-in-place=true` reruns
 studies made with the composed attention steps through the in-place heads, the same formula summed
@@ -25,8 +32,8 @@ CPU, OpenBLAS's kernels, the instructions headlab was compiled for; runs.csv's c
 columns). A rerun at another commit or on another machine trains other models from the same seeds, as
 a small perturbation would. A verdict that holds on both is not an artefact of one machine's
 rounding; one that flips was near its bound, and the page must say so. Only the recipe's declared
-comparisons on its summary.json metrics are replicated here: criteria a study's measure.py adds (a
-probe's head scores, a pruning curve) are not.
+comparisons are replicated here (with --measure, those on a measure.py's metrics too): criteria a
+study's page adds in prose or a report.py (a count of seeds, a band of random orders) are not.
 """
 import argparse
 import csv
@@ -35,6 +42,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+# A recipe measured by another study's measure.py (study 21's two parts share one).
+MEASURE_SCRIPTS = {"ensemble-robustness-gap": "ensemble-robustness-drop/measure.py"}
 
 FIELDS = ["study", "comparison", "metric", "committed_difference", "committed_ci95", "committed_p_holm",
           "committed_verdict", "replicated_difference", "replicated_ci95", "replicated_p_holm",
@@ -93,10 +103,23 @@ def committed_comparisons(headlab, recipe, committed_runs_csv):
         shutil.rmtree(out, ignore_errors=True)
 
 
-def plan(recipe, headlab, runs_root, out_root, settings):
+def measure_script(here, name):
+    """The measure.py of study folder `here`, checked to take the common command line: SystemExit otherwise."""
+    script = os.path.join(os.path.dirname(here), MEASURE_SCRIPTS.get(name, os.path.join(name, "measure.py")))
+    if not os.path.isfile(script):
+        raise SystemExit(f"{name}: --measure: the study has no measure.py ({script})")
+    with open(script) as f:
+        if "measure_args(" not in f.read():
+            raise SystemExit(f"{name}: --measure: {script} does not take the common command line "
+                             "(RUNS --headlab H --out DIR, study_runs.measure_args); measure this study by hand")
+    return script
+
+
+def plan(recipe, headlab, runs_root, out_root, settings, measure):
     """What one recipe's replication needs, checked before any run trains: SystemExit otherwise."""
     here = os.path.realpath(os.path.dirname(os.path.abspath(recipe)))
     name = os.path.basename(here)
+    script = measure_script(here, name) if measure else ""
     runs = os.path.join(runs_root, name)
     for what, path in (("--runs", runs), ("--out", os.path.join(out_root, name) if out_root else "")):
         if path and os.path.realpath(path) == here:
@@ -108,7 +131,20 @@ def plan(recipe, headlab, runs_root, out_root, settings):
     with_options(recipe, settings, None)  # every --set key is pinned by this recipe
     committed_runs_csv = os.path.join(here, "runs.csv")
     committed = committed_comparisons(headlab, recipe, committed_runs_csv)
-    return {"recipe": recipe, "name": name, "runs": runs, "committed": committed}
+    return {"recipe": recipe, "name": name, "runs": runs, "committed": committed, "measure": script}
+
+
+def this_commit():
+    """This checkout's short commit, "+changes" when its tracked files differ from it; "unrecorded" outside git."""
+    git = ["git", "-C", os.path.dirname(os.path.abspath(__file__))]
+    try:
+        commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True, capture_output=True,
+                                text=True).stdout.strip()
+        changed = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"], check=True,
+                                 capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unrecorded"
+    return commit + ("+changes" if changed else "")
 
 
 def replicate(p, headlab, runs_root, jobs, quick, settings):
@@ -118,8 +154,16 @@ def replicate(p, headlab, runs_root, jobs, quick, settings):
         recipe = with_options(recipe, settings, os.path.join(runs_root, name + ".recipe.ini"))
     run = [headlab, "study", "run", recipe, "--runs", runs, "-j", str(jobs)] + (["--quick"] if quick else [])
     subprocess.run(run, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([headlab, "study", "report", recipe, "--runs", runs] + (["--quick"] if quick else []),
-                   check=True, stdout=subprocess.DEVNULL)
+    if p["measure"]:  # the study's metrics, measured as the committed runs were
+        with open(os.path.join(runs, "commit.txt"), "w") as f:
+            f.write(this_commit() + "\n")
+        subprocess.run([sys.executable, p["measure"], runs, "--headlab", headlab, "--out", runs], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([headlab, "study", "report", recipe, "--from-csv", os.path.join(runs, "runs.csv"), "--out",
+                        runs], check=True, stdout=subprocess.DEVNULL)
+    else:
+        subprocess.run([headlab, "study", "report", recipe, "--runs", runs] + (["--quick"] if quick else []),
+                       check=True, stdout=subprocess.DEVNULL)
     old, new = p["committed"], comparisons(os.path.join(runs, "comparisons.csv"))
     rows = []
     for key, n in new.items():
@@ -175,6 +219,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--headlab", default="build/release/apps/headlab")
     ap.add_argument("--quick", action="store_true", help="the recipes' --quick form (a test of this script)")
+    ap.add_argument("--measure", action="store_true",
+                    help="measure the new runs with the study's measure.py and judge its runs.csv")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="change this pinned [train] option for the rerun (repeatable)")
     a = ap.parse_args()
@@ -185,14 +231,19 @@ def main():
         if not eq or not key.strip():
             raise SystemExit(f"--set {item!r}: give KEY=VALUE")
         settings[key.strip()] = value.strip()
-    plans = [plan(r, headlab, os.path.abspath(a.runs), os.path.abspath(a.out) if a.out else "", settings)
+    plans = [plan(r, headlab, os.path.abspath(a.runs), os.path.abspath(a.out) if a.out else "", settings, a.measure)
              for r in a.recipes]
     for p in plans:
         if not p["committed"]:
             print(f"{p['name']}: the recipe declares no comparison: nothing to replicate (skipped)")
     every = []
     for p in [p for p in plans if p["committed"]]:
-        rows = replicate(p, headlab, os.path.abspath(a.runs), a.jobs, a.quick, settings)
+        try:
+            rows = replicate(p, headlab, os.path.abspath(a.runs), a.jobs, a.quick, settings)
+        except subprocess.CalledProcessError as e:  # its own message is printed above
+            hint = "" if a.measure else " (a study whose metrics come from its measure.py needs --measure)"
+            raise SystemExit(f"{p['name']}: {os.path.basename(e.cmd[0])} {e.cmd[1]} {e.cmd[2]} exited {e.returncode}"
+                             + hint)
         for r in rows:
             print(f"{p['name']}: {r['comparison']} on {r['metric']}: committed {r['committed_difference']} "
                   f"{r['committed_ci95']} {r['committed_verdict']}; replicated {r['replicated_difference']} "

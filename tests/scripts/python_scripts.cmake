@@ -140,6 +140,17 @@ add_test(NAME docs.replicate_verdicts_quick
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.replicate_verdicts_quick PROPERTIES
                      PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n1\n.*no-such-option: not a pinned \\[train\\] option of this recipe.*--runs would put the replication into the study's own folder")
+# --measure: study 21's gap part in its quick form, measured by the measure.py it shares with part A
+# (headlab prune on every run), judged from the runs.csv it writes; a study whose measure.py takes
+# another command line is refused before any run trains.
+add_test(NAME docs.replicate_verdicts_measure_quick
+         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2/ensemble-robustness-gap/recipe.ini\" --measure --quick --jobs 2 --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\" > /dev/null; echo \"exit status $?\"; cut -d, -f1-3 \"$3/out/verdicts.csv\"; head -n 1 \"$3/out/ensemble-robustness-gap/runs.csv\"; cat \"$3/runs/ensemble-robustness-gap/commit.txt\"; \"$0\" \"$1\" \"$2/induction-heads/recipe.ini\" --measure --quick --runs \"$3/runs\" --headlab \"$4\""
+                 ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/replicate_verdicts.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies ${CMAKE_CURRENT_BINARY_DIR}/replicate_measure_quick
+                 $<TARGET_FILE:headlab_cli>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.replicate_verdicts_measure_quick PROPERTIES
+                     PASS_REGULAR_EXPRESSION "exit status 1\nstudy,comparison,metric\nensemble-robustness-gap,gap-h16 vs gap-h4,gap\nensemble-robustness-gap,gap-h4 vs gap-h1,gap\nensemble-robustness-gap,gap-h16 vs gap-h4,worst_drop\ncell,[^\n]*,gap,worst_drop,median_drop,worst_head\n([0-9a-f]+(.changes)?|unrecorded)\n.*induction-heads: --measure: [^\n]*measure.py does not take the common command line")
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)
