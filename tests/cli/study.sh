@@ -104,7 +104,7 @@ unpinned)
   expect 0 "wrote 1 jobs" "$hl" study run "$work/pinned.ini" --runs "$work/quick" --quick --emit-jobs "$work/jobs.txt"
   bash "$work/jobs.txt" || fail "the job of a started run failed"
   [ -f "$work/quick/runs/h1-seed1/summary.json" ] || fail "the started run did not finish"
-  expect 2 "--runs: an empty directory name" "$hl" study run "$work/pinned.ini" --runs ""
+  expect 2 "--runs: an empty path" "$hl" study run "$work/pinned.ini" --runs ""
   # Values whose range no chart can draw: refused before anything is written (the chart is drawn first).
   printf 'cell,seed,accuracy,valid_loss\nh1,1,1e308,1\nh1,2,1e308,1\nh2,1,-1e308,1\nh2,2,-1e308,1\n' > "$work/huge.csv"
   expect 2 "span more than a double holds" "$hl" study report "$work/pinned.ini" --from-csv "$work/huge.csv" \

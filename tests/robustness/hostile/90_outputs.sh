@@ -46,3 +46,30 @@ check curves_redraws_the_loss_svg_train_drew 0 "wrote .*copy/loss.svg" -- "$hl" 
 check stats_to_full_disk 1 "writing to stdout failed" -- sh -c '"$0" stats --d-model 64 --heads 4 > /dev/full' "$hl"
 check bleu_to_closed_stdout 1 "writing to stdout failed" -- \
   sh -c '"$0" bleu --ref "$1" --hyp "$1" >&-' "$hl" "$tmp/outputs/target.html"
+# A file or directory option given as "" (an unset shell variable): refused, naming it, before any
+# work; read as "no file" or as the default it ran something else (ablate --emit-jobs "" ran the sweep).
+check ablate_emit_jobs_empty 2 "headlab ablate: --emit-jobs: an empty path" --keeps "$tmp/outputs" -- \
+  "$hl" ablate --out "$tmp/outputs/sweep" --grid heads=1 --emit-jobs "" -- --task copy --steps 1 $small
+check explore_dump_json_empty 2 "headlab explore: --dump-json: an empty path" --keeps "$tmp/outputs" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/outputs/e.html" --dump-json ""
+check explore_align_data_empty 2 "headlab explore: --align-data: an empty path" --keeps "$tmp/outputs" -- \
+  "$hl" explore --checkpoint "$ckpt" --out "$tmp/outputs/e.html" --align-data ""
+for command in heads prune composition patch attribute; do
+  check "${command}_out_empty" 2 "headlab $command: --out: an empty path; .*omit --out for its default" \
+    --keeps "$tmp/copy" -- "$hl" "$command" --checkpoint "$ckpt" --out ""
+done
+check align_out_empty 2 "headlab align: --out: an empty path" --keeps "$tmp/copy" -- \
+  "$hl" align --checkpoint "$ckpt" --data "$tmp/outputs/none.tsv" --out ""
+check cache_out_empty 2 "headlab cache: --out: an empty path" --keeps "$tmp/copy" -- \
+  "$hl" cache --checkpoint "$ckpt" --out ""
+check patch_data_empty 2 "headlab patch: --data: an empty path" --keeps "$tmp/copy" -- \
+  "$hl" patch --checkpoint "$ckpt" --data ""
+check curves_out_empty 2 "headlab curves: --out: an empty path" --keeps "$tmp/copy" -- \
+  "$hl" curves --run-dir "$tmp/copy" --out ""
+check train_config_empty 2 "headlab train: --config: an empty path" --keeps "$tmp/outputs" -- \
+  "$hl" train --config "" --task copy --steps 1 $small
+check decode_run_dir_empty 2 "headlab decode: --run-dir: an empty path" -- "$hl" decode --run-dir "" --input "1 2"
+check tokenize_merges_empty 2 "headlab tokenize: --merges: an empty path" -- "$hl" tokenize --merges "" a b
+check course_tests_empty 2 "headlab course status: --tests: an empty path" -- "$hl" course status --tests ""
+check study_recipe_empty 2 "headlab study report: recipe: an empty path; give a file or directory name$" -- \
+  "$hl" study report ""
