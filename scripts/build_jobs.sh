@@ -5,7 +5,7 @@
 set -euo pipefail
 if [ -n "${HEADLAB_JOBS:-}" ]; then
   case "$HEADLAB_JOBS" in
-    ''|*[!0-9]*|0) echo "build_jobs.sh: HEADLAB_JOBS must be a whole number from 1, not '$HEADLAB_JOBS'" >&2; exit 2 ;;
+    ''|*[!0-9]*|0*) echo "build_jobs.sh: HEADLAB_JOBS must be a whole number from 1 (no leading 0), not '$HEADLAB_JOBS'" >&2; exit 2 ;;
   esac
   echo "$HEADLAB_JOBS"
   exit 0

@@ -7,5 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 cmake --preset release
-cmake --build --preset release -j "$(./scripts/build_jobs.sh)"  # one job per core (memory allowing)
+jobs=$(./scripts/build_jobs.sh)  # one compiler process per core, memory allowing (HEADLAB_JOBS=N sets it)
+cmake --build --preset release -j "$jobs"
 ./build/release/apps/headlab train --task copy --run-dir runs/copy "$@"

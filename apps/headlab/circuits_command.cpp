@@ -42,7 +42,7 @@ void add_probe_flags(CLI::App* c, CircuitOptions& o) {
       ->check(whole_number(0, 64));
   c->add_option("--data", o.data, "translate: a TSV with gold alignments in its third column (default: the run's "
                                   "--valid file); its pairs are taken in file order (--seed does not apply)");
-  c->add_option("--out", o.out, "output directory");
+  c->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/patch or CHECKPOINT_DIR/attribute)");
   c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier run of this command in the output directory");
 }
 

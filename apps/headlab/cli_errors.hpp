@@ -44,4 +44,35 @@ inline std::string cli_error_text(const CLI::Error& e, std::vector<std::string> 
   return clipped_message(text);
 }
 
+// A file or directory option of `command` given as "" (most often an unset shell variable: --out
+// "$DIR"): "--out: an empty path; give a file or directory name (or omit --out for its default)",
+// else "". Read as no file, or as the option's default, it would run something else than asked
+// (ablate --emit-jobs "" ran the whole sweep). train's own table keeps "" (--run-dir "": no run
+// directory), all but --config. An option that may be given with no value (ablate --collect) reads
+// as "" then, so `given`, the words as typed, tells "--collect" from "--collect ''".
+inline std::string empty_path_refusal(const CLI::App& command, const std::vector<std::string>& given) {
+  static const std::vector<std::string> kPathOptions = {
+      "align-data", "checkpoint", "collect", "config", "data", "dot", "dump-json", "emit-jobs", "emit-slurm", "file",
+      "from-csv", "grading-tests", "hyp", "merges", "out", "ref", "run-dir", "runs", "tests", "text", "recipe"};
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->count() == 0) continue;
+    const bool positional = option->get_lnames().empty();
+    const std::string name = positional ? option->get_name(true) : option->get_lnames().front();  // "out", "recipe"
+    if (std::find(kPathOptions.begin(), kPathOptions.end(), name) == kPathOptions.end()) continue;
+    if (command.get_name() == "train" && name != "config") continue;
+    const std::string flag = (positional ? "" : "--") + name;
+    bool empty = false;
+    if (option->get_expected_min() == 0) {  // "--collect" alone is fine; "--collect ''" or "--collect=" is not
+      for (std::size_t i = 0; i < given.size(); ++i)
+        empty = empty || given[i] == flag + "=" || (given[i] == flag && i + 1 < given.size() && given[i + 1].empty());
+    } else {
+      for (const std::string& value : option->results()) empty = empty || value.empty();
+    }
+    if (empty)
+      return flag + ": an empty path; give a file or directory name" +
+             (option->get_description().find("default") == std::string::npos ? "" : " (or omit " + flag + " for its default)");
+  }
+  return "";
+}
+
 }  // namespace headlab::cli

@@ -69,31 +69,15 @@ std::string command_words(const CLI::App& app, int argc, char** argv) {
   return words;
 }
 
-// A file or directory option given as "" (most often an unset shell variable: --out "$DIR") is
-// refused, naming it: 2 after "headlab heads: --out: an empty path; ..." on stderr, else -1. Read as
-// no file, or as the option's default, it would run something else than asked (ablate --emit-jobs ""
-// ran the whole sweep). train's own options are its table's: there --run-dir "" means no directory.
-int refuse_empty_paths(const CLI::App& command, const std::string& words) {
-  static const std::vector<std::string> kPathOptions = {
-      "align-data", "checkpoint", "collect", "config", "data",   "dot",  "dump-json", "emit-jobs", "emit-slurm", "file",
-      "from-csv",   "grading-tests", "hyp", "merges", "out",    "ref",  "run-dir",   "runs",      "tests",      "recipe"};
-  for (const CLI::Option* option : command.get_options()) {
-    // (An option that may be given with no value, ablate --collect, reads as "" then: not checked.)
-    if (option->count() == 0 || option->get_expected_min() == 0) continue;
-    const bool positional = option->get_lnames().empty();
-    const std::string name = positional ? option->get_name(true) : option->get_lnames().front();  // "out", "recipe"
-    if (std::find(kPathOptions.begin(), kPathOptions.end(), name) == kPathOptions.end()) continue;
-    if (command.get_name() == "train" && name != "config") continue;
-    for (const std::string& value : option->results())
-      if (value.empty()) {
-        const std::string flag = (positional ? "" : "--") + name;
-        std::cerr << words << ": " << flag << ": an empty path; give a file or directory name"
-                  << (option->get_required() ? "" : " (or omit " + flag + " for its default)") << "\n";
-        return 2;
-      }
+// The first path option given as "" among the commands given (cli_errors.hpp's empty_path_refusal):
+// 2 after "headlab heads: --out: an empty path; ..." on stderr, else -1.
+int refuse_empty_paths(const CLI::App& command, const std::string& words, const std::vector<std::string>& given) {
+  if (const std::string why = headlab::cli::empty_path_refusal(command, given); !why.empty()) {
+    std::cerr << words << ": " << why << "\n";
+    return 2;
   }
   for (const CLI::App* sub : command.get_subcommands())  // the commands given
-    if (const int status = refuse_empty_paths(*sub, words + " " + sub->get_name()); status >= 0) return status;
+    if (const int status = refuse_empty_paths(*sub, words + " " + sub->get_name(), given); status >= 0) return status;
   return -1;
 }
 
@@ -282,7 +266,8 @@ int run_command_line(int argc, char** argv) {
               << "\nRun with --help for more information.\n";
     return 2;  // a usage error: bad flag or value
   }
-  if (const int status = refuse_empty_paths(app, "headlab"); status >= 0) return status;
+  if (const int status = refuse_empty_paths(app, "headlab", std::vector<std::string>(argv + 1, argv + argc)); status >= 0)
+    return status;
   try {
     headlab::set_threads(headlab::cli::thread_count_to_use(thread_count));
   } catch (const headlab::ValueError& e) {

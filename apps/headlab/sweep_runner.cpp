@@ -49,6 +49,8 @@ TrainOptions check_train_arguments(const SweepRun& run) {
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
     probe.parse(args);
+    for (const CLI::App* train : probe.get_subcommands())  // --config "" (an unset variable), as train refuses it
+      if (const std::string why = empty_path_refusal(*train, run.train_args); !why.empty()) throw ValueError(why);
     command.resolve();
     options.validate();
   } catch (const CLI::Error& e) {

@@ -160,7 +160,7 @@ def replicate(p, headlab, runs_root, jobs, quick, settings):
         subprocess.run([sys.executable, p["measure"], runs, "--headlab", headlab, "--out", runs], check=True,
                        stdout=subprocess.DEVNULL)
         subprocess.run([headlab, "study", "report", recipe, "--from-csv", os.path.join(runs, "runs.csv"), "--out",
-                        runs], check=True, stdout=subprocess.DEVNULL)
+                        runs, "--overwrite"], check=True, stdout=subprocess.DEVNULL)  # a replication rerun reports again
     else:
         subprocess.run([headlab, "study", "report", recipe, "--runs", runs] + (["--quick"] if quick else []),
                        check=True, stdout=subprocess.DEVNULL)

@@ -73,3 +73,9 @@ check tokenize_merges_empty 2 "headlab tokenize: --merges: an empty path" -- "$h
 check course_tests_empty 2 "headlab course status: --tests: an empty path" -- "$hl" course status --tests ""
 check study_recipe_empty 2 "headlab study report: recipe: an empty path; give a file or directory name$" -- \
   "$hl" study report ""
+check heads_text_empty 2 "headlab heads: --text: an empty path" --keeps "$tmp/copy" -- \
+  "$hl" heads --checkpoint "$ckpt" --text "" --out "$tmp/outputs/heads"
+check ablate_train_config_empty 2 "headlab train would refuse its flags: --config: an empty path" --keeps "$tmp/outputs" -- \
+  "$hl" ablate --out "$tmp/outputs/sweep" --grid heads=1 --emit-jobs "$tmp/outputs/jobs.txt" -- --task copy --steps 1 --config ""
+check ablate_collect_empty 2 "headlab ablate: --collect: an empty path" --keeps "$tmp/outputs" -- \
+  "$hl" ablate --out "$tmp/outputs/sweep" --collect "" ""
