@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
   auto* ablate = app.add_subcommand(
       "ablate", "run `headlab train` over a grid of flags x seeds; write mean ± std tables and a chart");
-  ablate->add_option("--out", o.out_dir, "the sweep directory (sweep.json, runs/, summary.csv, summary.md, chart.svg)")
+  ablate->add_option("--out", o.out_dir, "the sweep directory (sweep.json, runs/, summary.csv, summary.md, chart.svg)")->type_name("DIR")
       ->required();
   ablate->add_option("--grid", o.grid, "KEY=V1,V2,...: a train flag without dashes and its values (repeatable; "
                                        "head_dim=compute means d_model/heads; flags without a value take on/off)")
@@ -47,12 +47,12 @@ CLI::App* add_ablate_command(CLI::App& app, AblateOptions& o) {
   ablate->add_option("--x", o.x_key, "grid key on the chart's x axis (default: heads, else the first numeric key)");
   ablate->add_option("--emit-jobs", o.emit_jobs,
                      "write one shell command per unfinished run to this file instead of running them "
-                     "(bash FILE, parallel < FILE)");
+                     "(bash FILE, parallel < FILE)")->type_name("FILE");
   ablate->add_option("--emit-slurm", o.emit_slurm,
-                     "write a SLURM array script (sbatch FILE), one task per unfinished run, instead of running them");
+                     "write a SLURM array script (sbatch FILE), one task per unfinished run, instead of running them")->type_name("FILE");
   ablate->add_option("--collect", o.collect,
                      "only (re)write the summary of DIR from its finished runs, or from the run directories "
-                     "copied to the directories given (runs made on other machines)")
+                     "copied to the directories given (runs made on other machines)")->type_name("DIR")
       ->expected(0, CLI::detail::expected_max_vector_size);
   add_slurm_flags(ablate, o.slurm);
   ablate->add_option("train_flags", o.train_flags, "after `--`: flags for every `headlab train` run");
@@ -176,18 +176,10 @@ void check_emit_flags(const AblateOptions& o) {
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file " + quote_clipped(o.emit_jobs) +
                      ": give two files");
-  for (const auto& [flag, file] : {std::pair{"--emit-jobs", &o.emit_jobs}, std::pair{"--emit-slurm", &o.emit_slurm}}) {
-    if (file->empty()) continue;
-    std::error_code ec;
-    const fs::path parent = fs::absolute(*file, ec).parent_path();
-    if (fs::is_directory(*file, ec))
-      throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": is a directory; give a file name");
-    // A device, FIFO or socket, or another program's file: refused (kept) before the sweep is planned.
-    check_emit_file(flag, *file, file == &o.emit_slurm);
-    if (!fs::is_directory(parent, ec))
-      throw ValueError(std::string(flag) + " " + quote_clipped(*file) + ": the directory " +
-                       quote_clipped(parent.string()) + " does not exist");
-  }
+  // A directory, device, FIFO or socket, another program's file, a missing directory: refused
+  // (the file kept) before the sweep is planned.
+  check_emit_file("--emit-jobs", o.emit_jobs, false);
+  check_emit_file("--emit-slurm", o.emit_slurm, true);
   if (o.emit_slurm.empty() && o.jobs != 0)
     throw ValueError("-j with --emit-jobs: the jobs file runs nothing itself; give the number at once to the "
                      "scheduler (parallel -j N < FILE), or use -j with --emit-slurm (at most N array tasks at once)");

@@ -31,14 +31,14 @@ std::string head_label(const HeadAlignment& r) { return r.head < 0 ? "mean" : st
 CLI::App* add_align_command(CLI::App& app, AlignOptions& o) {
   auto* align = app.add_subcommand("align", "word alignments from each cross-attention head of a translation "
                                             "checkpoint, scored against gold links: precision, recall, AER");
-  align->add_option("--checkpoint", o.checkpoint, "a checkpoint of the translate task")->required();
-  align->add_option("--data", o.data, "a TSV of source<TAB>target<TAB>gold links (Pharaoh \"0-0 1-2\")")->required();
+  align->add_option("--checkpoint", o.checkpoint, "a checkpoint of the translate task")->type_name("FILE")->required();
+  align->add_option("--data", o.data, "a TSV of source<TAB>target<TAB>gold links (Pharaoh \"0-0 1-2\")")->type_name("FILE")->required();
   align->add_option("--count", o.count, "score the first N pairs (0 = all)")
       ->check(whole_number(0, 1000000000))->capture_default_str();
   align->add_option("--query-step", o.query_step, "the decoder row read for a target word: predict (the step "
                                                   "that outputs it) or read (the step that takes it as input)")
       ->check(CLI::IsMember({"predict", "read"}))->capture_default_str();
-  align->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/align)");
+  align->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/align)")->type_name("DIR");
   align->add_flag("--overwrite", o.overwrite, "replace the files of an earlier align in the output directory");
   return align;
 }

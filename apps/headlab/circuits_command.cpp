@@ -34,15 +34,15 @@ namespace {
 constexpr std::size_t kMaxRows = 4096;
 
 void add_probe_flags(CLI::App* c, CircuitOptions& o) {
-  c->add_option("--checkpoint", o.checkpoint, "a checkpoint of the induction, recall, copy or translate task")->required();
+  c->add_option("--checkpoint", o.checkpoint, "a checkpoint of the induction, recall, copy or translate task")->type_name("FILE")->required();
   c->add_option("--rows", o.rows, "probe rows, clean and corrupted, 1 to " + std::to_string(kMaxRows) + " (default 64)")
       ->check(whole_number(1, kMaxRows));
   c->add_option("--seed", o.seed, "the probe's random seed (default 1)")->check(whole_number());
   c->add_option("--slot", o.slot, "recall: which of the last query's keys gets a new value, from 0 (default 0)")
       ->check(whole_number(0, 64));
   c->add_option("--data", o.data, "translate: a TSV with gold alignments in its third column (default: the run's "
-                                  "--valid file); its pairs are taken in file order (--seed does not apply)");
-  c->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/patch or CHECKPOINT_DIR/attribute)");
+                                  "--valid file); its pairs are taken in file order (--seed does not apply)")->type_name("FILE");
+  c->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/patch or CHECKPOINT_DIR/attribute)")->type_name("DIR");
   c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier run of this command in the output directory");
 }
 
@@ -123,10 +123,10 @@ std::vector<std::vector<double>> padded(std::vector<std::vector<double>> rows) {
 CLI::App* add_cache_command(CLI::App& app, CacheOptions& o) {
   auto* c = app.add_subcommand("cache", "run_with_cache: every hook point's activation on one input, written as "
                                         "safetensors (names as TransformerLens's)");
-  c->add_option("--checkpoint", o.checkpoint, "a checkpoint of any task")->required();
+  c->add_option("--checkpoint", o.checkpoint, "a checkpoint of any task")->type_name("FILE")->required();
   c->add_option("--input", o.input, "ids, a sentence (translate) or a text (lm); default: the first probe sequence");
   c->add_option("--points", o.points, "keep only the points whose name holds this text (e.g. hook_pattern)");
-  c->add_option("--out", o.out, "the .safetensors file to write (default: CHECKPOINT_DIR/cache.safetensors)");
+  c->add_option("--out", o.out, "the .safetensors file to write (default: CHECKPOINT_DIR/cache.safetensors)")->type_name("FILE");
   c->add_flag("--overwrite", o.overwrite, "replace an existing file");
   return c;
 }

@@ -50,15 +50,14 @@ inline std::string cli_error_text(const CLI::Error& e, std::vector<std::string> 
 // (ablate --emit-jobs "" ran the whole sweep). train's own table keeps "" (--run-dir "": no run
 // directory), all but --config. An option that may be given with no value (ablate --collect) reads
 // as "" then, so `given`, the words as typed, tells "--collect" from "--collect ''".
+// A path option is one declared with ->type_name("FILE") or ->type_name("DIR") (what --help shows).
 inline std::string empty_path_refusal(const CLI::App& command, const std::vector<std::string>& given) {
-  static const std::vector<std::string> kPathOptions = {
-      "align-data", "checkpoint", "collect", "config", "data", "dot", "dump-json", "emit-jobs", "emit-slurm", "file",
-      "from-csv", "grading-tests", "hyp", "merges", "out", "ref", "run-dir", "runs", "tests", "text", "recipe"};
   for (const CLI::Option* option : command.get_options()) {
     if (option->count() == 0) continue;
+    const std::string type = option->get_type_name();
+    if (type != "FILE" && type != "DIR") continue;
     const bool positional = option->get_lnames().empty();
     const std::string name = positional ? option->get_name(true) : option->get_lnames().front();  // "out", "recipe"
-    if (std::find(kPathOptions.begin(), kPathOptions.end(), name) == kPathOptions.end()) continue;
     if (command.get_name() == "train" && name != "config") continue;
     const std::string flag = (positional ? "" : "--") + name;
     bool empty = false;

@@ -57,8 +57,8 @@ std::string composition_heatmap(const std::vector<CompositionScore>& scores, std
 CLI::App* add_composition_command(CLI::App& app, CompositionOptions& o) {
   auto* c = app.add_subcommand("composition", "how the heads of one layer feed those of later layers, from the "
                                               "weights: Q-, K- and V-composition (Elhage et al. 2021)");
-  c->add_option("--checkpoint", o.checkpoint, "a decoder-only checkpoint (induction or lm task)")->required();
-  c->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/composition)");
+  c->add_option("--checkpoint", o.checkpoint, "a decoder-only checkpoint (induction or lm task)")->type_name("FILE")->required();
+  c->add_option("--out", o.out, "output directory (default: CHECKPOINT_DIR/composition)")->type_name("DIR");
   c->add_flag("--overwrite", o.overwrite, "replace the files of an earlier composition in the output directory");
   return c;
 }

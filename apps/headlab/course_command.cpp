@@ -329,7 +329,7 @@ CLI::App* add_course_command(CLI::App& app, CourseOptions& o) {
     sub->add_option("--seed", o.seed, "HEADLAB_COURSE_SEED of the test runs: moves their random inputs")
         ->check(whole_number(0, 1000000000000ULL))
         ->each([&o](const std::string&) { o.seed_given = true; });
-    sub->add_option("--tests", o.tests, "the task test binary (default: BUILD/tests/headlab_tests of this build)");
+    sub->add_option("--tests", o.tests, "the task test binary (default: BUILD/tests/headlab_tests of this build)")->type_name("FILE");
     sub->add_option("--task-timeout", o.task_timeout_s, "seconds every task's test run may take before it is "
                                                          "stopped (and fails); default: --case-timeout per case")
         ->check(whole_number(1, 86400));
@@ -343,9 +343,9 @@ CLI::App* add_course_command(CLI::App& app, CourseOptions& o) {
   CLI::App* grade = course->add_subcommand("grade", "points per task, the total, and a JSON report");
   add_common(grade);
   grade->add_flag("--instructor", o.instructor, "also run the hidden tests of course/grading/ (instructor's tree)");
-  grade->add_option("--out", o.out, "the JSON report (replaced if it exists)")->capture_default_str();
+  grade->add_option("--out", o.out, "the JSON report (replaced if it exists)")->type_name("FILE")->capture_default_str();
   grade->add_option("--grading-tests", o.grading_tests,
-                    "the hidden test binary (default: BUILD/course/grading/headlab_grading_tests)");
+                    "the hidden test binary (default: BUILD/course/grading/headlab_grading_tests)")->type_name("FILE");
   return course;
 }
 

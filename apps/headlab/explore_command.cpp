@@ -47,8 +47,8 @@ void check_output(const std::string& path, const char* flag, bool overwrite) {
 CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
   auto* explore = app.add_subcommand("explore", "the head explorer: one self-contained HTML page of a checkpoint's "
                                                 "attention patterns, head scores and its run's curves");
-  explore->add_option("--checkpoint", o.checkpoint, "a checkpoint of the copy, translate, induction, lm or recall task")->required();
-  explore->add_option("--out", o.out, "the HTML file to write")->required();
+  explore->add_option("--checkpoint", o.checkpoint, "a checkpoint of the copy, translate, induction, lm or recall task")->type_name("FILE")->required();
+  explore->add_option("--out", o.out, "the HTML file to write")->type_name("FILE")->required();
   explore->add_option("--input", o.input, "input of the attention patterns: token ids \"1 4 2 9\"; translate: a "
                                           "source sentence; lm: a text (default: the first probe sequence)");
   explore->add_option("--probe-sequences", o.probe_sequences, "repeated-random-token sequences scored (as heads)")
@@ -58,14 +58,14 @@ CLI::App* add_explore_command(CLI::App& app, ExploreOptions& o) {
       ->check(whole_number(0, 1000000000))->capture_default_str();
   explore->add_option("--seed", o.seed, "seed of the probe")->check(whole_number())->capture_default_str();
   add_window_flags(explore, o.window);
-  explore->add_option("--dump-json", o.dump_json, "also write the page's data as JSON to this file");
+  explore->add_option("--dump-json", o.dump_json, "also write the page's data as JSON to this file")->type_name("FILE");
   explore->add_flag("--overwrite", o.overwrite, "replace an existing --out (and --dump-json) file");
   explore->add_option("--max-memory", o.max_memory, "refuse a probe whose memory estimate is above this: 4G, "
                                                     "512M or bytes (default: the available memory)");
   auto* align = explore->add_option("--align-data", o.align_data,
                                     "translate: a TSV with gold links (source<TAB>target<TAB>\"0-0 1-2\"): one of its "
                                     "pairs is the input, its gold links are drawn on the cross-attention maps and "
-                                    "each head's AER is in the scores table");
+                                    "each head's AER is in the scores table")->type_name("FILE");
   align->excludes("--input");
   explore->add_option("--align-pair", o.align_pair, "--align-data: the pair shown (1 = the first)")
       ->check(whole_number(1, 1000000000))->capture_default_str()->needs(align);

@@ -108,7 +108,7 @@ int run_command_line(int argc, char** argv) {
   demo->add_option("--lr", mlp.lr, "learning rate")->check(headlab::cli::real_number(1e-12, 1e6))->capture_default_str();
   demo->add_option("--log-every", mlp.log_every, "print every N steps")->check(headlab::cli::whole_number(1, 1000000))
       ->capture_default_str();
-  demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file (it replaces only an earlier such graph)");
+  demo->add_option("--dot", mlp.dot_path, "write the graph of one step as Graphviz DOT to this file (it replaces only an earlier such graph)")->type_name("FILE");
 
   headlab::cli::StatsOptions st;
   auto* stats = app.add_subcommand("stats", "parameters, forward FLOPs and KV-cache size of an attention layer");
@@ -139,13 +139,13 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::EvalOptions eval_options;
   auto* eval = app.add_subcommand("eval", "score a checkpoint: copy/induction on held-out sequences, translate on a "
                                           "TSV file (token NLL, BLEU)");
-  auto* eval_run_dir = eval->add_option("--run-dir", eval_options.run_dir, "the run directory (its checkpoint.safetensors)");
+  auto* eval_run_dir = eval->add_option("--run-dir", eval_options.run_dir, "the run directory (its checkpoint.safetensors)")->type_name("DIR");
   eval->add_option("--checkpoint", eval_options.checkpoint, "a checkpoint file (RUN_DIR/best.safetensors or "
-                                                            "checkpoint.safetensors)")
+                                                            "checkpoint.safetensors)")->type_name("FILE")
       ->excludes(eval_run_dir);
   auto* eval_sequences = eval->add_option("--sequences", eval_options.sequences, "copy/induction: held-out sequences")
       ->check(headlab::cli::whole_number(1, 1000000000))->capture_default_str();
-  auto* eval_data = eval->add_option("--data", eval_options.data, "translate: the pairs scored, source<TAB>target per line");
+  auto* eval_data = eval->add_option("--data", eval_options.data, "translate: the pairs scored, source<TAB>target per line")->type_name("FILE");
   auto* eval_beam = eval->add_option("--beam", eval_options.beam, "translate: beam size for BLEU (1 = greedy)")
       ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
   auto* eval_length_penalty =
@@ -155,31 +155,31 @@ int run_command_line(int argc, char** argv) {
   eval->add_flag("--json", eval_options.json, "one JSON object on stdout instead of the human lines");
   headlab::cli::add_window_flags(eval, eval_options.window);
   auto* decode = app.add_subcommand("decode", "greedy decoding (with a KV cache) of one sequence");
-  decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->required();
+  decode->add_option("--run-dir", decode_dir, "the run directory (holds checkpoint.safetensors)")->type_name("DIR")->required();
   decode->add_option("--input", decode_input, "token ids separated by spaces, e.g. \"1 4 2 9\"")->required();
 
   headlab::cli::TokenizeOptions tokenize_options;
   auto* tokenize = app.add_subcommand("tokenize", "a sentence's tokens as a translation model reads them (subword pieces or ids)");
-  tokenize->add_option("--checkpoint", tokenize_options.checkpoint, "a translation model's checkpoint");
+  tokenize->add_option("--checkpoint", tokenize_options.checkpoint, "a translation model's checkpoint")->type_name("FILE");
   auto* merges = tokenize->add_option("--merges", tokenize_options.merges,
-                                      "or a merges file (RUN_DIR/bpe.source.txt, bpe.target.txt)");
+                                      "or a merges file (RUN_DIR/bpe.source.txt, bpe.target.txt)")->type_name("FILE");
   tokenize->add_option("--side", tokenize_options.side, "with --checkpoint: the source or target vocabulary")
       ->check(CLI::IsMember({"source", "target"}))
       ->excludes(merges);  // a merges file is one side's already
-  tokenize->add_option("--file", tokenize_options.file, "sentences, one per line");
+  tokenize->add_option("--file", tokenize_options.file, "sentences, one per line")->type_name("FILE");
   tokenize->add_flag("--ids", tokenize_options.ids, "print the ids of the checkpoint's vocabulary instead of tokens");
   tokenize->add_option("sentences", tokenize_options.sentences, "sentences to tokenize (or --file)");
   headlab::cli::BleuOptions bleu_options;
   auto* bleu = app.add_subcommand("bleu", "corpus BLEU-4 and chrF of a hypothesis file against a reference file");
-  bleu->add_option("--ref", bleu_options.ref_path, "reference sentences, one per line")->required();
-  bleu->add_option("--hyp", bleu_options.hyp_path, "hypothesis sentences, one per line, same order")->required();
+  bleu->add_option("--ref", bleu_options.ref_path, "reference sentences, one per line")->type_name("FILE")->required();
+  bleu->add_option("--hyp", bleu_options.hyp_path, "hypothesis sentences, one per line, same order")->type_name("FILE")->required();
   bleu->add_flag("--tokenize", bleu_options.tokenize,
                  "tokenize lines with headlab's tokenizer (default: already tokenized, split on whitespace)");
 
   headlab::cli::TranslateOptions translate_options;
   auto* translate = app.add_subcommand("translate", "translate sentences from stdin (one per line) with a trained model");
   translate->add_option("--checkpoint", translate_options.checkpoint,
-                        "a translation checkpoint (RUN_DIR/best.safetensors or checkpoint.safetensors)")
+                        "a translation checkpoint (RUN_DIR/best.safetensors or checkpoint.safetensors)")->type_name("FILE")
       ->required();
   translate->add_option("--beam", translate_options.beam, "beam size (1 = greedy)")
       ->check(headlab::cli::whole_number(1, 1000))->capture_default_str();
@@ -195,16 +195,16 @@ int run_command_line(int argc, char** argv) {
   headlab::cli::CurvesCommandOptions curves_options;
   auto* curves = app.add_subcommand("curves", "draw a run's loss.svg again from its metrics.jsonl (training and "
                                               "validation loss, the task's metric), optionally on a log axis");
-  curves->add_option("--run-dir", curves_options.run_dir, "the run directory (holds config.ini and metrics.jsonl)")
+  curves->add_option("--run-dir", curves_options.run_dir, "the run directory (holds config.ini and metrics.jsonl)")->type_name("DIR")
       ->required();
   curves->add_flag("--log-y", curves_options.log_y, "log10 axis for the loss panels (losses <= 0 are left out)");
-  curves->add_option("--out", curves_options.out, "the SVG file to write (default: RUN_DIR/loss.svg); it replaces only an earlier chart");
+  curves->add_option("--out", curves_options.out, "the SVG file to write (default: RUN_DIR/loss.svg); it replaces only an earlier chart")->type_name("FILE");
 
   headlab::cli::GenerateOptions generate_options;
   auto* generate = app.add_subcommand("generate", "sample tokens from a decoder-only checkpoint (KV cache), streamed to "
                                                   "stdout as they come");
   generate->add_option("--checkpoint", generate_options.checkpoint,
-                       "a decoder-only checkpoint (task induction): RUN_DIR/checkpoint.safetensors")
+                       "a decoder-only checkpoint (task induction): RUN_DIR/checkpoint.safetensors")->type_name("FILE")
       ->required();
   auto* prompt_ids = generate->add_option("--prompt-ids", generate_options.prompt_ids,
                                           "the prompt as token ids separated by spaces, e.g. \"1 5 7\"");

@@ -25,24 +25,24 @@ CLI::App* add_study_command(CLI::App& app, StudyOptions& o) {
                                             "statistics and verdicts (docs/recipes.md)");
   study->require_subcommand(1);
   auto* run = study->add_subcommand("run", "train every cell x seed of a recipe (finished runs are skipped)");
-  run->add_option("recipe", o.recipe, "the recipe: [train] pins every option, [study] the cells and seeds")
+  run->add_option("recipe", o.recipe, "the recipe: [train] pins every option, [study] the cells and seeds")->type_name("FILE")
       ->required();
-  run->add_option("--runs", o.runs, "the directory of the runs (DIR/runs/<cell>-seed<S>)")->required();
+  run->add_option("--runs", o.runs, "the directory of the runs (DIR/runs/<cell>-seed<S>)")->type_name("DIR")->required();
   run->add_option("-j,--jobs", o.jobs, "runs at the same time (each with the recipe's threads); with "
                                        "--emit-slurm, array tasks at once")
       ->check(whole_number(1, 1024))->capture_default_str();
   run->add_flag("--quick", o.quick, "add the recipe's quick flags: the whole pipeline in seconds, for tests");
   run->add_option("--emit-jobs", o.emit_jobs, "write one command per unfinished run to this file instead "
-                                              "(bash FILE, parallel < FILE)");
-  run->add_option("--emit-slurm", o.emit_slurm, "write a SLURM array script (sbatch FILE) instead");
+                                              "(bash FILE, parallel < FILE)")->type_name("FILE");
+  run->add_option("--emit-slurm", o.emit_slurm, "write a SLURM array script (sbatch FILE) instead")->type_name("FILE");
   add_slurm_flags(run, o.slurm);
   auto* report = study->add_subcommand("report", "runs.csv, summary.csv (mean, sd, 95% CI), comparisons.csv "
                                                  "(Welch, paired, Holm) and verdicts, report.md, chart.svg");
-  report->add_option("recipe", o.recipe, "the recipe")->required();
-  auto* runs = report->add_option("--runs", o.runs, "the directory `study run` trained into");
-  auto* csv = report->add_option("--from-csv", o.from_csv, "a runs.csv measured by a study's own script instead");
+  report->add_option("recipe", o.recipe, "the recipe")->type_name("FILE")->required();
+  auto* runs = report->add_option("--runs", o.runs, "the directory `study run` trained into")->type_name("DIR");
+  auto* csv = report->add_option("--from-csv", o.from_csv, "a runs.csv measured by a study's own script instead")->type_name("FILE");
   runs->excludes(csv);
-  report->add_option("--out", o.out, "where the files go (default: the --runs directory; needed with --from-csv)");
+  report->add_option("--out", o.out, "where the files go (default: the --runs directory; needed with --from-csv)")->type_name("DIR");
   report->add_option("--commit", o.commit, "the commit of the binary that trained, for runs.csv");
   report->add_flag("--overwrite", o.overwrite, "replace the report files of an --out folder that is neither the --runs "
                                                "directory nor the recipe's own folder");
@@ -75,16 +75,6 @@ StudyRecipe read_pinned_recipe(const std::string& path) {
   return recipe;
 }
 
-// A jobs file or SLURM script: not a directory, device or FIFO, not one of the inputs, not another
-// program's file (sweep_runner.hpp's check_emit_file), in a directory that exists.
-void check_emit_output(const char* flag, const std::string& file, bool slurm, const std::vector<fs::path>& inputs) {
-  if (file.empty()) return;
-  check_emit_file(flag, file, slurm, inputs);
-  std::error_code ec;
-  if (!fs::is_directory(fs::absolute(file, ec).parent_path(), ec))
-    throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": its directory does not exist");
-}
-
 // --runs DIR: a directory or nothing yet, never a file.
 void check_runs_dir(const std::string& dir) {
   std::error_code ec;
@@ -106,8 +96,8 @@ int study_run(const StudyOptions& o) {
   check_runs_dir(o.runs);
   const StudyRecipe recipe = read_pinned_recipe(o.recipe);
   const SweepPlan plan = plan_study(recipe, o.runs, o.quick);
-  check_emit_output("--emit-jobs", o.emit_jobs, false, {recipe.path});
-  check_emit_output("--emit-slurm", o.emit_slurm, true, {recipe.path});
+  check_emit_file("--emit-jobs", o.emit_jobs, false, {recipe.path});
+  check_emit_file("--emit-slurm", o.emit_slurm, true, {recipe.path});
   if (!o.emit_jobs.empty() && o.emit_jobs == o.emit_slurm)
     throw ValueError("--emit-jobs and --emit-slurm name the same file");
   check_slurm_flags(o.slurm, !o.emit_slurm.empty());

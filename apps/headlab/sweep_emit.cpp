@@ -47,6 +47,9 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 
 void check_emit_file(const char* flag, const std::string& file, bool slurm, const std::vector<fs::path>& inputs) {
   if (file.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(file, ec))
+    throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": is a directory; give a file name");
   const auto jobs_file = [](std::string_view head) {  // a job line: mkdir -p RUN && { ... train ...; } >> LOG 2>&1
     const std::size_t end = head.find('\n');
     const std::string_view first = head.substr(0, end);
@@ -60,6 +63,10 @@ void check_emit_file(const char* flag, const std::string& file, bool slurm, cons
     check_replaces_only_own(file, slurm_script, flag, "a SLURM script headlab wrote", inputs);
   else
     check_replaces_only_own(file, jobs_file, flag, "a jobs file headlab wrote", inputs);
+  const fs::path parent = fs::absolute(file, ec).parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw ValueError(std::string(flag) + " " + quote_clipped(file) + ": the directory " +
+                     quote_clipped(parent.string()) + " does not exist");
 }
 
 void add_slurm_flags(CLI::App* command, SlurmScriptText& slurm) {

@@ -78,7 +78,8 @@ void emit_run_commands(const std::string& exe, const SweepPlan& plan, const std:
 // --emit-jobs / --emit-slurm FILE that exists: replaced only when it is empty or an earlier jobs
 // file (its first line a job line) or SLURM script of headlab (its second line "# headlab ...");
 // any other file, or one of `inputs` (a recipe), is a ValueError naming the flag, before any run is
-// started or emitted; so is a directory, device, FIFO or socket (check_output_file).
+// started or emitted; so is a directory, device, FIFO or socket (check_output_file), and a file
+// whose directory does not exist. "" is no file (nothing checked).
 void check_emit_file(const char* flag, const std::string& file, bool slurm,
                      const std::vector<std::filesystem::path>& inputs = {});
 

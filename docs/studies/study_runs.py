@@ -139,12 +139,15 @@ def heads_rows(headlab, checkpoint, out, flags=()):
         return list(csv.DictReader(f))
 
 
-def measure_args(default_out):
-    """The command line every measure.py takes: RUNS [--headlab H] [--out DIR]; returns (args, commit),
-    commit being the binary's that trained (RUNS/commit.txt)."""
+def measure_args(default_out, extra=()):
+    """The command line every measure.py takes: RUNS [--headlab H] [--out DIR], plus a study's own
+    inputs (extra: (name, argparse keywords) pairs, e.g. ("recall_runs", {"help": "study 5's runs"}));
+    returns (args, commit), commit being the binary's that trained (RUNS/commit.txt)."""
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("runs")
+    for name, keywords in extra:
+        ap.add_argument(name, **keywords)
     ap.add_argument("--headlab", default="build/release/apps/headlab")
     ap.add_argument("--out", default=default_out)
     a = ap.parse_args()

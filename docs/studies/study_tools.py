@@ -208,3 +208,27 @@ def write_or_check(outputs, page_name):
         with open(p, "w") as f:
             f.write(text)
     print(f"wrote summary.csv, comparisons.csv, the chart and the tables of {page_name}")
+
+
+def report_source(here):
+    """Where a report.py reads its CSVs: DIR of `--judge DIR` (another set of runs measured by the
+    study's measure.py, as docs/tools/replicate_verdicts.py --measure makes), else its own folder."""
+    args = sys.argv[1:]
+    if "--judge" not in args:
+        return here
+    at = args.index("--judge")
+    if at + 1 >= len(args) or not os.path.isdir(args[at + 1]):
+        raise SystemExit("--judge DIR: give the directory of a measure.py's CSVs")
+    return args[at + 1]
+
+
+def judge_exit(verdict, criteria):
+    """With `--judge DIR`: print the verdict against the recipe's criteria as one JSON object and exit 0,
+    writing nothing; otherwise return. criteria: [(name, holds, measured)], e.g. ("S: a layers.1 head
+    >= 0.5 on <s> in >= 4 of 5 seeds", True, "4 of 5 seeds")."""
+    if "--judge" not in sys.argv[1:]:
+        return
+    import json
+    print(json.dumps({"verdict": verdict, "criteria": [{"criterion": name, "holds": bool(holds), "measured": measured}
+                                                       for name, holds, measured in criteria]}))
+    sys.exit(0)

@@ -19,8 +19,13 @@ of other studies already in it are kept) and OUT/verdicts.md (the same as a Mark
 curve: the recipe's `metrics` beyond summary.json), the study's measure.py (MEASURE_SCRIPTS names the
 one a recipe shares) measures the new runs into DIR/<name>/runs.csv, as it measured the committed
 ones, and `headlab study report RECIPE --from-csv DIR/<name>/runs.csv` judges them. The measure.py
-must take the common command line (RUNS --headlab H --out DIR: study_runs.measure_args); the
-replication writes DIR/<name>/commit.txt (this checkout's commit) for it.
+must take the common command line (RUNS --headlab H --out DIR: study_runs.measure_args), plus the
+runs of another study it reads (MEASURE_INPUTS: that study is replicated first, in the same call);
+the replication writes DIR/<name>/commit.txt (this checkout's commit) for it. A study whose criteria
+are in its report.py (a count of seeds, a share regained: studies 13, 14, 15, 17, which declare no
+comparison between cells) is judged by `report.py --judge DIR/<name>` and `report.py --judge
+docs/studies/<name>`: each criterion (holds or not, what was measured) and the page's verdict,
+committed beside replicated.
 
 --set KEY=VALUE changes one pinned [train] option of every recipe for the rerun (a copy of the recipe
 in DIR/<name>.recipe.ini is run; the committed one is untouched): `--set heads-in-place=true` reruns
@@ -32,11 +37,13 @@ CPU, OpenBLAS's kernels, the instructions headlab was compiled for; runs.csv's c
 columns). A rerun at another commit or on another machine trains other models from the same seeds, as
 a small perturbation would. A verdict that holds on both is not an artefact of one machine's
 rounding; one that flips was near its bound, and the page must say so. Only the recipe's declared
-comparisons are replicated here (with --measure, those on a measure.py's metrics too): criteria a
-study's page adds in prose or a report.py (a count of seeds, a band of random orders) are not.
+comparisons are replicated here (with --measure, those on a measure.py's metrics too, and the
+criteria of a report.py that has --judge): criteria a study's page adds in prose only (a band of
+random orders) are not.
 """
 import argparse
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -45,6 +52,10 @@ import tempfile
 
 # A recipe measured by another study's measure.py (study 21's two parts share one).
 MEASURE_SCRIPTS = {"ensemble-robustness-gap": "ensemble-robustness-drop/measure.py"}
+# A measure.py that reads another study's runs too: its arguments after RUNS, "{}" standing for that
+# study's replicated runs (DIR/<study>).
+MEASURE_INPUTS = {"circuits-trained": ("head-count-recall", ["{}"]),
+                  "lm-sink": ("text-head-roles", ["--control", "{}"])}
 
 FIELDS = ["study", "comparison", "metric", "committed_difference", "committed_ci95", "committed_p_holm",
           "committed_verdict", "replicated_difference", "replicated_ci95", "replicated_p_holm",
@@ -104,10 +115,11 @@ def committed_comparisons(headlab, recipe, committed_runs_csv):
 
 
 def measure_script(here, name):
-    """The measure.py of study folder `here`, checked to take the common command line: SystemExit otherwise."""
+    """The measure.py of study folder `here`, checked to take the common command line (SystemExit
+    otherwise); "" when the study has none."""
     script = os.path.join(os.path.dirname(here), MEASURE_SCRIPTS.get(name, os.path.join(name, "measure.py")))
     if not os.path.isfile(script):
-        raise SystemExit(f"{name}: --measure: the study has no measure.py ({script})")
+        return ""  # its metrics are the runs' own (summary.json): reported as without --measure
     with open(script) as f:
         if "measure_args(" not in f.read():
             raise SystemExit(f"{name}: --measure: {script} does not take the common command line "
@@ -115,11 +127,45 @@ def measure_script(here, name):
     return script
 
 
-def plan(recipe, headlab, runs_root, out_root, settings, measure):
-    """What one recipe's replication needs, checked before any run trains: SystemExit otherwise."""
+def judge(report, folder):
+    """`report.py --judge FOLDER`: {"verdict": ..., "criteria": [{"criterion", "holds", "measured"}]}."""
+    out = subprocess.run([sys.executable, report, "--judge", folder], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def criteria_rows(name, old, new):
+    """One row per criterion of a report.py and one for the page's verdict, committed beside replicated."""
+    rows = []
+    state = lambda c: "holds" if c["holds"] else "does not hold"
+    for o, n in zip(old["criteria"], new["criteria"]):
+        rows.append({"study": name, "comparison": o["criterion"], "metric": "report.py criterion",
+                     "committed_difference": o["measured"], "committed_ci95": "", "committed_p_holm": "",
+                     "committed_verdict": state(o), "replicated_difference": n["measured"], "replicated_ci95": "",
+                     "replicated_p_holm": "", "replicated_verdict": state(n),
+                     "same_verdict": "yes" if o["holds"] == n["holds"] else "no"})
+    rows.append({"study": name, "comparison": "the page's verdict", "metric": "report.py verdict",
+                 "committed_difference": "", "committed_ci95": "", "committed_p_holm": "",
+                 "committed_verdict": old["verdict"], "replicated_difference": "", "replicated_ci95": "",
+                 "replicated_p_holm": "", "replicated_verdict": new["verdict"],
+                 "same_verdict": "yes" if old["verdict"] == new["verdict"] else "no"})
+    return rows
+
+
+def plan(recipe, headlab, runs_root, out_root, settings, measure, earlier):
+    """What one recipe's replication needs, checked before any run trains: SystemExit otherwise.
+    earlier: the names of the studies listed before this one."""
     here = os.path.realpath(os.path.dirname(os.path.abspath(recipe)))
     name = os.path.basename(here)
     script = measure_script(here, name) if measure else ""
+    inputs = []
+    if script and name in MEASURE_INPUTS:
+        other, args = MEASURE_INPUTS[name]
+        if other not in earlier:
+            raise SystemExit(f"{name}: --measure: its measure.py reads {other}'s runs too; list "
+                             f"docs/studies/{other}/recipe.ini before it")
+        inputs = [a.format(os.path.join(runs_root, other)) for a in args]
+    report = os.path.join(here, "report.py")
+    has_judge = script and os.path.isfile(report) and "judge_exit(" in open(report).read()
     runs = os.path.join(runs_root, name)
     for what, path in (("--runs", runs), ("--out", os.path.join(out_root, name) if out_root else "")):
         if path and os.path.realpath(path) == here:
@@ -131,7 +177,9 @@ def plan(recipe, headlab, runs_root, out_root, settings, measure):
     with_options(recipe, settings, None)  # every --set key is pinned by this recipe
     committed_runs_csv = os.path.join(here, "runs.csv")
     committed = committed_comparisons(headlab, recipe, committed_runs_csv)
-    return {"recipe": recipe, "name": name, "runs": runs, "committed": committed, "measure": script}
+    criteria = judge(report, here) if has_judge else None
+    return {"recipe": recipe, "name": name, "runs": runs, "committed": committed, "measure": script,
+            "measure_inputs": inputs, "criteria": criteria, "report": report if has_judge else ""}
 
 
 def this_commit():
@@ -157,15 +205,18 @@ def replicate(p, headlab, runs_root, jobs, quick, settings):
     if p["measure"]:  # the study's metrics, measured as the committed runs were
         with open(os.path.join(runs, "commit.txt"), "w") as f:
             f.write(this_commit() + "\n")
-        subprocess.run([sys.executable, p["measure"], runs, "--headlab", headlab, "--out", runs], check=True,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([headlab, "study", "report", recipe, "--from-csv", os.path.join(runs, "runs.csv"), "--out",
-                        runs, "--overwrite"], check=True, stdout=subprocess.DEVNULL)  # a replication rerun reports again
+        subprocess.run([sys.executable, p["measure"], runs, *p["measure_inputs"], "--headlab", headlab, "--out", runs],
+                       check=True, stdout=subprocess.DEVNULL)
+        if p["committed"]:
+            subprocess.run([headlab, "study", "report", recipe, "--from-csv", os.path.join(runs, "runs.csv"), "--out",
+                            runs, "--overwrite"], check=True, stdout=subprocess.DEVNULL)  # a rerun reports again
     else:
         subprocess.run([headlab, "study", "report", recipe, "--runs", runs] + (["--quick"] if quick else []),
                        check=True, stdout=subprocess.DEVNULL)
+    rows = criteria_rows(name, p["criteria"], judge(p["report"], runs)) if p["criteria"] else []
+    if not p["committed"]:
+        return rows
     old, new = p["committed"], comparisons(os.path.join(runs, "comparisons.csv"))
-    rows = []
     for key, n in new.items():
         o = old.get(key)
         rows.append({"study": name, "comparison": n["comparison"], "metric": n["metric"],
@@ -179,9 +230,11 @@ def replicate(p, headlab, runs_root, jobs, quick, settings):
     return rows
 
 
-def write_outputs(out, name, runs, every):
+def write_outputs(out, name, runs, every, measured):
+    """measured: every CSV the study's measure.py wrote is raw data (heads.csv, recall.csv, ...)."""
     os.makedirs(os.path.join(out, name), exist_ok=True)
-    for f in ("runs.csv", "comparisons.csv"):
+    names = sorted(f for f in os.listdir(runs) if f.endswith(".csv")) if measured else ["runs.csv", "comparisons.csv"]
+    for f in names:
         shutil.copyfile(os.path.join(runs, f), os.path.join(out, name, f))
     # Rows of studies replicated by an earlier call into the same --out are kept.
     path, done = os.path.join(out, "verdicts.csv"), {r["study"] for r in every}
@@ -197,17 +250,28 @@ def write_outputs(out, name, runs, every):
         f.write(markdown(kept + every))
 
 
+def label(row):
+    """"2-layer vs 1-layer on repeated_accuracy"; a report.py's criterion as it is named there."""
+    judged = row["metric"].startswith("report.py")
+    return f"{row['comparison']} ({row['metric']})" if judged else f"{row['comparison']} on {row['metric']}"
+
+
 def markdown(rows):
     """verdicts.csv as a Markdown table under a "# title" line (a page shows it without the title)."""
-    same = sum(r["same_verdict"] == "yes" for r in rows)
-    out = ["# Replicated verdicts", "",
-           f"{same} of {len(rows)} declared comparisons keep their verdict.", "",
+    declared = [r for r in rows if not r["metric"].startswith("report.py")]
+    judged = [r for r in rows if r["metric"].startswith("report.py")]
+    keep = lambda some: sum(r["same_verdict"] == "yes" for r in some)
+    counts = []
+    if declared or not judged:
+        counts.append(f"{keep(declared)} of {len(declared)} declared comparisons keep their verdict.")
+    if judged:
+        counts.append(f"{keep(judged)} of {len(judged)} criteria of a report.py and page verdicts keep theirs.")
+    out = ["# Replicated verdicts", "", " ".join(counts), "",
            "| study | comparison | committed: difference [95% CI], verdict | replicated: difference [95% CI], verdict | same |",
            "|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r['study']} | {r['comparison']} on {r['metric']} | {r['committed_difference']} "
-                   f"{r['committed_ci95']}, {r['committed_verdict']} | {r['replicated_difference']} "
-                   f"{r['replicated_ci95']}, {r['replicated_verdict']} | {r['same_verdict']} |")
+        side = lambda k: ", ".join(x for x in (f"{r[k + '_difference']} {r[k + '_ci95']}".strip(), r[k + "_verdict"]) if x)
+        out.append(f"| {r['study']} | {label(r)} | {side('committed')} | {side('replicated')} | {r['same_verdict']} |")
     return "\n".join(out) + "\n"
 
 
@@ -231,13 +295,16 @@ def main():
         if not eq or not key.strip():
             raise SystemExit(f"--set {item!r}: give KEY=VALUE")
         settings[key.strip()] = value.strip()
-    plans = [plan(r, headlab, os.path.abspath(a.runs), os.path.abspath(a.out) if a.out else "", settings, a.measure)
-             for r in a.recipes]
+    plans = []
+    for r in a.recipes:
+        plans.append(plan(r, headlab, os.path.abspath(a.runs), os.path.abspath(a.out) if a.out else "", settings,
+                          a.measure, [p["name"] for p in plans]))
     for p in plans:
-        if not p["committed"]:
-            print(f"{p['name']}: the recipe declares no comparison: nothing to replicate (skipped)")
+        if not p["committed"] and not p["criteria"]:
+            print(f"{p['name']}: the recipe declares no comparison (and no report.py --judge with --measure): "
+                  "nothing to replicate (skipped)")
     every = []
-    for p in [p for p in plans if p["committed"]]:
+    for p in [p for p in plans if p["committed"] or p["criteria"]]:
         try:
             rows = replicate(p, headlab, os.path.abspath(a.runs), a.jobs, a.quick, settings)
         except subprocess.CalledProcessError as e:  # its own message is printed above
@@ -245,13 +312,13 @@ def main():
             raise SystemExit(f"{p['name']}: {os.path.basename(e.cmd[0])} {e.cmd[1]} {e.cmd[2]} exited {e.returncode}"
                              + hint)
         for r in rows:
-            print(f"{p['name']}: {r['comparison']} on {r['metric']}: committed {r['committed_difference']} "
+            print(f"{p['name']}: {label(r)}: committed {r['committed_difference']} "
                   f"{r['committed_ci95']} {r['committed_verdict']}; replicated {r['replicated_difference']} "
                   f"{r['replicated_ci95']} {r['replicated_verdict']}"
                   + ("" if r["same_verdict"] == "yes" else "  <- VERDICT DIFFERS"))
         every += rows
         if a.out:  # after each study: a later failure keeps what is done
-            write_outputs(a.out, p["name"], p["runs"], every)
+            write_outputs(a.out, p["name"], p["runs"], every, bool(p["measure"]))
     sys.exit(0 if all(r["same_verdict"] == "yes" for r in every) else 1)
 
 

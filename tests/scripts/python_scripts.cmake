@@ -151,6 +151,19 @@ add_test(NAME docs.replicate_verdicts_measure_quick
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.replicate_verdicts_measure_quick PROPERTIES
                      PASS_REGULAR_EXPRESSION "exit status 1\nstudy,comparison,metric\nensemble-robustness-gap,gap-h16 vs gap-h4,gap\nensemble-robustness-gap,gap-h4 vs gap-h1,gap\nensemble-robustness-gap,gap-h16 vs gap-h4,worst_drop\ncell,[^\n]*,gap,worst_drop,median_drop,worst_head\n([0-9a-f]+(.changes)?|unrecorded)\n.*induction-heads: --measure: [^\n]*measure.py does not take the common command line")
+# --measure on a study whose criteria live in its report.py (study 13's quick form): measure.py
+# measures the new runs, `report.py --judge` judges them and the committed CSVs alike, one row per
+# criterion and one for the page's verdict; every CSV measure.py wrote is kept beside them. A study
+# whose measure.py reads another study's runs (17 reads 5's) is refused, before any training, unless
+# that study comes first.
+add_test(NAME docs.replicate_verdicts_criteria_quick
+         COMMAND sh -c "rm -rf \"$3\" && \"$0\" \"$1\" \"$2/induction-sink/recipe.ini\" --measure --quick --jobs 2 --runs \"$3/runs\" --out \"$3/out\" --headlab \"$4\" > /dev/null; echo \"exit status $?\"; grep -c ',report.py criterion,' \"$3/out/verdicts.csv\"; grep 'page.s verdict' \"$3/out/verdicts.csv\" | cut -d, -f1-7; ls \"$3/out/induction-sink\"; \"$0\" \"$1\" \"$2/circuits-trained/recipe.ini\" --measure --quick --runs \"$3/runs2\" --headlab \"$4\"; ls \"$3/runs2\""
+                 ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/docs/tools/replicate_verdicts.py
+                 ${PROJECT_SOURCE_DIR}/docs/studies ${CMAKE_CURRENT_BINARY_DIR}/replicate_criteria_quick
+                 $<TARGET_FILE:headlab_cli>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(docs.replicate_verdicts_criteria_quick PROPERTIES
+                     PASS_REGULAR_EXPRESSION "exit status [01]\n5\ninduction-sink,the page's verdict,report.py verdict,,,,unresolved\nheads.csv\nruns.csv\n.*circuits-trained: --measure: its measure.py reads head-count-recall's runs too\; list docs/studies/head-count-recall/recipe.ini before it\n.*No such file or directory")
 # The free-lunch study's measuring pipeline in its quick form (one T, two h, two steps); the bench
 # is built only with HEADLAB_BUILD_BENCH.
 if(HEADLAB_BUILD_BENCH)

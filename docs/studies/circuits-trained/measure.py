@@ -1,16 +1,15 @@
 #!/usr/bin/env python3
 """Measures study 17 (docs/studies/circuits-trained.md): the causal tools against the role probes.
 
-  docs/studies/circuits-trained/measure.py RUNS RECALL_RUNS [--headlab build/release/apps/headlab]
+  docs/studies/circuits-trained/measure.py RUNS RECALL_RUNS [--headlab build/release/apps/headlab] [--out DIR]
 
 RUNS: `headlab study run docs/studies/circuits-trained/recipe.ini --runs RUNS` (the induction models,
 RUNS/runs/2-layer-seed<k>). RECALL_RUNS: study 5's runs (`headlab study run
 docs/studies/head-count-recall/recipe.ini --runs RECALL_RUNS`), of which cell compute-h4 is read.
-Writes runs.csv (one row per induction run: the recipe's metrics from its summary.json), heads.csv
-(one row per induction model and head: probes and tools) and recall.csv (one row per recall model
-and head). One thread; from the repository root; stdlib only.
+Writes into --out (default: this folder) runs.csv (one row per induction run: the recipe's metrics
+from its summary.json), heads.csv (one row per induction model and head: probes and tools) and
+recall.csv (one row per recall model and head). One thread; from the repository root; stdlib only.
 """
-import argparse
 import csv
 import json
 import os
@@ -19,9 +18,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, heads_rows, run_seeds, tool_command, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, heads_rows, measure_args, run_seeds, tool_command, write_runs_csv  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 ENV = dict(os.environ, HEADLAB_THREADS="1")
 
 
@@ -35,12 +33,8 @@ def tool_csv(headlab, command, checkpoint, out, name, flags=()):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("runs")
-    ap.add_argument("recall_runs")
-    ap.add_argument("--headlab", default="build/release/apps/headlab")
-    a = ap.parse_args()
-    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    recall_runs = ("recall_runs", {"help": "study 5's runs (head-count-recall/recipe.ini); cell compute-h4 is read"})
+    a, commit = measure_args("docs/studies/circuits-trained", [recall_runs])
     cpu = cpu_model()
     scratch = tempfile.mkdtemp(prefix="study17-")
     runs, rows = [], []
@@ -70,8 +64,8 @@ def main():
                 row.update(k_writer=top["writer_head"], k_score=top["k"], k_baseline=top["baseline_k"])
             row.update(repeated_accuracy=accuracy, cpu=cpu, threads=1, commit=commit)
             rows.append(row)
-    write_runs_csv(runs, os.path.join(HERE, "runs.csv"))
-    write_runs_csv(rows, os.path.join(HERE, "heads.csv"))
+    write_runs_csv(runs, os.path.join(a.out, "runs.csv"))
+    write_runs_csv(rows, os.path.join(a.out, "heads.csv"))
 
     recall = []
     recall_commit = open(os.path.join(a.recall_runs, "commit.txt")).read().strip()
@@ -88,7 +82,7 @@ def main():
         for head in sorted(shares[0]):
             recall.append({"seed": seed, "head": head, "slot0_share": shares[0][head], "slot1_share": shares[1][head],
                            "cpu": cpu, "threads": 1, "commit": recall_commit})
-    write_runs_csv(recall, os.path.join(HERE, "recall.csv"))
+    write_runs_csv(recall, os.path.join(a.out, "recall.csv"))
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 """From runs.csv, heads.csv and recall.csv (measure.py): summary.csv, comparisons.csv (none declared:
 the header), the chart, the page's tables and the verdict against recipe.ini's criteria (A1, A2, A3, B).
 
-  /usr/bin/python3 docs/studies/circuits-trained/report.py [--check]
+  /usr/bin/python3 docs/studies/circuits-trained/report.py [--check | --judge DIR]
 
 --check writes nothing and exits 1 naming each output that differs (ctest
-docs.study_circuits_trained_tables). SciPy (python3-scipy) for the intervals.
+docs.study_circuits_trained_tables). --judge DIR reads DIR's CSVs instead (a replication's) and
+prints the verdict and each criterion as JSON, writing nothing. SciPy (python3-scipy) for the intervals.
 """
 import csv
 import os
@@ -13,17 +14,19 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import csv_text, fmt, replace_block, strip_chart, t_interval, with_reference_line, write_or_check  # noqa: E402
+from study_tools import (csv_text, fmt, judge_exit, replace_block, report_source, strip_chart, t_interval,  # noqa: E402
+                         with_reference_line, write_or_check)
 
 PAGE = os.path.join(HERE, "..", "circuits-trained.md")
 
 
 def main():
-    with open(os.path.join(HERE, "runs.csv")) as f:
+    source = report_source(HERE)
+    with open(os.path.join(source, "runs.csv")) as f:
         per_run = list(csv.DictReader(f))
-    with open(os.path.join(HERE, "heads.csv")) as f:
+    with open(os.path.join(source, "heads.csv")) as f:
         runs = list(csv.DictReader(f))
-    with open(os.path.join(HERE, "recall.csv")) as f:
+    with open(os.path.join(source, "recall.csv")) as f:
         recall = list(csv.DictReader(f))
     seeds = sorted({int(r["seed"]) for r in runs})
     per_seed, a3_heads, a3_total = [], 0, 0
@@ -70,6 +73,12 @@ def main():
         verdict = "refuted"
     else:
         verdict = "unresolved (the recipe's \"agreement with the exceptions named\")"
+    judge_exit(verdict, [("A1: patching agrees with the probes in every seed", count("a1") == n, f"{count('a1')} of {n} seeds"),
+                         ("A2: attribution agrees in every seed", count("a2") == n, f"{count('a2')} of {n} seeds"),
+                         ("A3: every induction head's strongest K-writer is a previous-token head", a3_heads == a3_total,
+                          f"{a3_heads} of {a3_total} heads"),
+                         ("B: recall's two slots have different top heads, each >= 0.3, in every seed", count("b") == n,
+                          f"{count('b')} of {n} seeds")])
 
     by = {r["metric"]: r for r in summary}
     ci = lambda k, d=2: f'{fmt(by[k]["mean"], d)} [{fmt(by[k]["ci95_low"], d)}, {fmt(by[k]["ci95_high"], d)}]'

@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
 """Collects every finished run of the head-count-recall recipe into runs.csv (one row a run).
 
-  docs/studies/head-count-recall/measure.py RUNS
+  docs/studies/head-count-recall/measure.py RUNS [--out DIR]   (DIR/runs.csv; default: this folder)
 
 From each RUNS/runs/<cell>-seed<k>/summary.json (the trainer's evaluation on 512 held-out sequences,
 4 096 answers): answer accuracy (valid_accuracy), value accuracy (slot_accuracy), validation loss,
 parameters, FLOPs per token, steps and training seconds; plus the cell's heads and head size, the
 CPU, the thread count and the commit of the binary that trained (RUNS/commit.txt). Stdlib only.
 """
-import argparse
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, write_runs_csv  # noqa: E402
 
 CELLS = {"compute-h1": ("fixed compute", 1, 16), "compute-h2": ("fixed compute", 2, 8),
          "compute-h4": ("fixed compute", 4, 4), "compute-h8": ("fixed compute", 8, 2),
@@ -24,11 +23,7 @@ CELLS = {"compute-h1": ("fixed compute", 1, 16), "compute-h2": ("fixed compute",
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("runs")
-    ap.add_argument("--out", default="docs/studies/head-count-recall/runs.csv")
-    a = ap.parse_args()
-    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    a, commit = measure_args("docs/studies/head-count-recall")  # --headlab: taken, not needed (summary.json only)
     rows = []
     for cell, (family, heads, head_size) in CELLS.items():
         for seed in range(1, 6):
@@ -39,7 +34,7 @@ def main():
                          "train_seconds": round(s["train_seconds"], 2), "threads": 1, "cpu": cpu_model(), "arithmetic": s.get("arithmetic", ""), "commit": commit,
                          "answer_accuracy": round(s["valid_accuracy"], 6), "value_accuracy": round(s["slot_accuracy"], 6),
                          "valid_loss": round(s["valid_loss"], 6)})
-    write_runs_csv(rows, a.out)
+    write_runs_csv(rows, os.path.join(a.out, "runs.csv"))
 
 
 if __name__ == "__main__":

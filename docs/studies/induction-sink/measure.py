@@ -13,7 +13,6 @@ For each RUNS/runs/2-layer-seed<k> (as `headlab study run` trains them), on chec
 Plus the recipe's metrics from summary.json (the trainer's evaluation), the CPU, the thread count and the commit of the binary that trained (RUNS/commit.txt).
 From the repository root; stdlib only.
 """
-import argparse
 import csv
 import json
 import os
@@ -21,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, tool_command, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, run_seeds, tool_command, write_runs_csv  # noqa: E402
 
 CONDITIONS = {"full": [], "w17": ["--window", "17"], "w17s1": ["--window", "17", "--sinks", "1"]}
 
@@ -34,15 +33,10 @@ def heads_rows(headlab, checkpoint, out, queries, env):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("runs")
-    ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/induction-sink")
-    a = ap.parse_args()
-    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    a, commit = measure_args("docs/studies/induction-sink")
     env = dict(os.environ, HEADLAB_THREADS="1")
     runs, heads = [], []
-    for seed in range(1, 6):
+    for seed in run_seeds(a.runs):
         d = os.path.join(a.runs, "runs", f"2-layer-seed{seed}")
         checkpoint = os.path.join(d, "checkpoint.safetensors")
         with open(os.path.join(d, "summary.json")) as f:

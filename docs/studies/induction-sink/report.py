@@ -2,10 +2,11 @@
 """From runs.csv and heads.csv (measure.py): summary.csv, comparisons.csv, the two charts, the page's
 tables and the verdict against the recipe's criteria.
 
-  /usr/bin/python3 docs/studies/induction-sink/report.py [--check]
+  /usr/bin/python3 docs/studies/induction-sink/report.py [--check | --judge DIR]
 
 --check writes nothing and exits 1 naming each output that differs (ctest
-docs.study_induction_sink_tables). SciPy (python3-scipy) for the intervals and the tests.
+docs.study_induction_sink_tables). --judge DIR reads DIR's runs.csv and heads.csv instead (a
+replication's) and prints the verdict and each criterion as JSON, writing nothing. SciPy (python3-scipy) for the intervals and the tests.
 """
 import csv
 import os
@@ -14,9 +15,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import (csv_text, fmt, holm, paired, replace_block, strip_chart, t_interval, with_off_axis_note,  # noqa: E402
-                         with_reference_line,
-                         write_or_check)
+from study_tools import (csv_text, fmt, holm, judge_exit, paired, replace_block, report_source, strip_chart,  # noqa: E402
+                         t_interval, with_off_axis_note, with_reference_line, write_or_check)
 
 PAGE = os.path.join(HERE, "..", "induction-sink.md")
 CONDITIONS = [("full", "full attention"), ("w17", "window 17, no sink"), ("w17s1", "window 17 + 1 sink")]
@@ -24,9 +24,10 @@ UNIFORM_FIRST_HALF = 0.152  # the recipe's number: mean of 1 / (i + 1) over i = 
 
 
 def main():
-    with open(os.path.join(HERE, "runs.csv")) as f:
+    source = report_source(HERE)
+    with open(os.path.join(source, "runs.csv")) as f:
         runs = list(csv.DictReader(f))
-    with open(os.path.join(HERE, "heads.csv")) as f:
+    with open(os.path.join(source, "heads.csv")) as f:
         heads = list(csv.DictReader(f))
     col = lambda key: [float(r[key]) for r in runs]
     summary = []  # one cell (2-layer): the recipe's metrics (the trainer's evaluation), then measure.py's
@@ -68,6 +69,16 @@ def main():
         result = "refuted"
     else:
         result = "unresolved"
+    judge_exit(result, [("S: a layers.1 head >= 0.5 on <s> (first-half queries) in >= 4 of 5 seeds", part_s,
+                         f"{s_seeds} of {len(runs)} seeds"),
+                        ("D: full minus w17 accuracy > 0 (Holm p < 0.05, CI above 0)", part_d,
+                         f"{fmt(d_test[0], 4)} [{fmt(d_test[1], 4)}, {fmt(d_test[2], 4)}], Holm p {p_holm[0]:.3f}"),
+                        ("R: w17+1 minus w17 > 0 (Holm p < 0.05), >= 90% of the drop regained", part_r,
+                         f"{fmt(regained, 4)} of {fmt(drop, 4)}, Holm p {p_holm[1]:.3f}"),
+                        ("refutes: a head above 2x uniform in <= 2 seeds", any_above_2x <= 2,
+                         f"{any_above_2x} of {len(runs)} seeds"),
+                        ("refutes: the CI of full minus w17 inside [-0.02, 0.02]", harmless,
+                         f"[{fmt(d_test[1], 4)}, {fmt(d_test[2], 4)}]")])
 
     lines = ["Per run (runs.csv): repeated-half accuracy on 1000 held-out sequences under each attention, and the "
              "largest first-half sink mass of each layer (queries 1..16; uniform attention gives "

@@ -11,7 +11,6 @@ checkpoints/step-<S>.safetensors for every kept S (the attention on <s> from eve
 head, beside uniform's), and `headlab eval --data RUNS/valid.txt --json` on checkpoint.safetensors
 with full attention, --window 16 and --window 16 --sinks 1..4. From the repository root; stdlib only.
 """
-import argparse
 import csv
 import glob
 import json
@@ -21,9 +20,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, tool_command, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, run_seeds, tool_command, write_held_out, write_runs_csv  # noqa: E402
 
-SEEDS = (1, 2, 3)
 WINDOW = 16
 CONDITIONS = [("full", [])] + [(f"w{WINDOW}s{k}", ["--window", str(WINDOW), "--sinks", str(k)]) for k in range(5)]
 
@@ -46,17 +44,12 @@ def window_table(headlab, checkpoint, text, env):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("runs")
-    ap.add_argument("--control", default="runs/text-head-roles")
-    ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/lm-sink")
-    a = ap.parse_args()
-    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    control = ("--control", {"default": "runs/text-head-roles", "help": "study 14's runs (text-head-roles/recipe.ini)"})
+    a, commit = measure_args("docs/studies/lm-sink", [control])
     valid = write_held_out(a.runs)
     env = dict(os.environ, HEADLAB_THREADS="1")
     runs, curves, control = [], [], []
-    for seed in SEEDS:
+    for seed in run_seeds(a.runs):
         d = os.path.join(a.runs, "runs", f"bos-seed{seed}")
         with open(os.path.join(d, "summary.json")) as f:
             s = json.load(f)

@@ -2,9 +2,11 @@
 """From runs.csv, curves.csv and control.csv (measure.py): summary.csv, the chart of every head's
 sink over training, the page's tables and the verdict against the recipe's criteria.
 
-  /usr/bin/python3 docs/studies/lm-sink/report.py [--check]
+  /usr/bin/python3 docs/studies/lm-sink/report.py [--check | --judge DIR]
 
 --check writes nothing and exits 1 naming each output that differs (ctest docs.study_lm_sink_tables).
+--judge DIR reads DIR's CSVs instead (a replication's) and prints the verdict and each criterion as
+JSON, writing nothing.
 SciPy (python3-scipy) for the intervals.
 """
 import csv
@@ -14,7 +16,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import csv_text, fmt, replace_block, t_interval, write_or_check  # noqa: E402
+from study_tools import csv_text, fmt, judge_exit, replace_block, report_source, t_interval, write_or_check  # noqa: E402
 
 PAGE = os.path.join(HERE, "..", "lm-sink.md")
 CONDITIONS = [("full", "full attention")] + [(f"w16s{k}", f"window 16 + {k} sink{'s' if k != 1 else ''}") for k in range(5)]
@@ -22,7 +24,7 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c"]
 
 
 def rows(name):
-    with open(os.path.join(HERE, name)) as f:
+    with open(os.path.join(report_source(HERE), name)) as f:
         return list(csv.DictReader(f))
 
 
@@ -90,6 +92,12 @@ def main():
         summary.append({"cell": "control (study 14, no <s>)", "metric": f"loss_{name}", "n": n, "mean": round(mean, 6),
                         "sd": round(sd, 6), "ci95_low": round(a, 6), "ci95_high": round(b, 6)})
     result, sink, hurts, restores = verdict(runs)
+    n = len(runs)
+    judge_exit(result, [("a head >= 0.5 on <s> at step 3000 in every seed", sink == n, f"{sink} of {n} seeds"),
+                        ("the window of 16 without sinks costs > 0.1 nats/char in every seed", hurts == n,
+                         f"{hurts} of {n} seeds"),
+                        ("one sink brings the loss within 0.02 of full in every seed", restores == n,
+                         f"{restores} of {n} seeds")])
     uniform = float(runs[0]["uniform"])
 
     lines = ["Per run (runs.csv): the largest head's attention on `<s>` from every query at step 3000 (uniform "

@@ -12,7 +12,6 @@ run: the trainer's validation loss (summary.json), a count bigram's loss on the 
 (add-0.1 smoothing over the training text's characters), the CPU, the thread count and the commit
 of the binary that trained (RUNS/commit.txt). From the repository root; stdlib only.
 """
-import argparse
 import csv
 import json
 import math
@@ -22,10 +21,10 @@ import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, split_held_out, tool_command, write_held_out, write_runs_csv  # noqa: E402
+from study_runs import (cpu_model, measure_args, run_seeds, split_held_out, tool_command, write_held_out,  # noqa: E402
+                        write_runs_csv)
 
 TEXT = "datasets/kjv/kjv.txt"
-SEEDS = (1, 2, 3)
 
 
 def bigram_loss(train, valid, alpha=0.1):
@@ -44,19 +43,14 @@ def bigram_loss(train, valid, alpha=0.1):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("runs")
-    ap.add_argument("--headlab", default="build/release/apps/headlab")
-    ap.add_argument("--out", default="docs/studies/text-head-roles")
-    a = ap.parse_args()
-    commit = open(os.path.join(a.runs, "commit.txt")).read().strip()
+    a, commit = measure_args("docs/studies/text-head-roles")
     with open(TEXT, encoding="utf-8") as f:
         train, valid = split_held_out(f.read())
     valid_path = write_held_out(a.runs, TEXT)
     bigram = bigram_loss(train, valid)
     env = dict(os.environ, HEADLAB_THREADS="1")
     runs, heads = [], []
-    for seed in SEEDS:
+    for seed in run_seeds(a.runs):
         d = os.path.join(a.runs, "runs", f"default-seed{seed}")
         with open(os.path.join(d, "summary.json")) as f:
             s = json.load(f)

@@ -2,10 +2,11 @@
 """From runs.csv and heads.csv (measure.py): summary.csv, the chart of every head's role scores,
 the page's tables and the verdict per role against the recipe's criteria.
 
-  /usr/bin/python3 docs/studies/text-head-roles/report.py [--check]
+  /usr/bin/python3 docs/studies/text-head-roles/report.py [--check | --judge DIR]
 
 --check writes nothing and exits 1 naming each output that differs (ctest
-docs.study_text_head_roles_tables). SciPy (python3-scipy) for the intervals.
+docs.study_text_head_roles_tables). --judge DIR reads DIR's runs.csv and heads.csv instead (a
+replication's) and prints the verdict and each criterion as JSON, writing nothing. SciPy (python3-scipy) for the intervals.
 """
 import csv
 import math
@@ -14,8 +15,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from study_tools import (csv_text, fmt, replace_block, strip_chart, t_interval, with_reference_line,  # noqa: E402
-                         write_or_check)
+from study_tools import (csv_text, fmt, judge_exit, replace_block, report_source, strip_chart, t_interval,  # noqa: E402
+                         with_reference_line, write_or_check)
 
 PAGE = os.path.join(HERE, "..", "text-head-roles.md")
 ROLES = [("previous_token", "previous-token"), ("delimiter", "delimiter")]
@@ -31,9 +32,10 @@ def role_verdict(best_per_seed):
 
 
 def main():
-    with open(os.path.join(HERE, "runs.csv")) as f:
+    source = report_source(HERE)
+    with open(os.path.join(source, "runs.csv")) as f:
         runs = list(csv.DictReader(f))
-    with open(os.path.join(HERE, "heads.csv")) as f:
+    with open(os.path.join(source, "heads.csv")) as f:
         heads = list(csv.DictReader(f))
     uniform_entropy = sum(math.log(i + 1) for i in range(CONTEXT)) / CONTEXT  # mean over rows of ln(visible keys)
     summary = []
@@ -44,6 +46,9 @@ def main():
     verdicts = {role: role_verdict([float(r[f"best_{role}"]) for r in runs]) for role, _ in ROLES}
     both = ("confirmed" if all(v == "confirmed" for v in verdicts.values()) else
             "refuted" if any(v == "refuted" for v in verdicts.values()) else "unresolved")
+    judge_exit(both, [(f"{label}: the best head above 0.4 in every seed ({verdicts[role]}; refuted: below 0.2 in 2 or more)",
+                       verdicts[role] == "confirmed", ", ".join(fmt(float(r[f"best_{role}"]), 3) for r in runs))
+                      for role, label in ROLES])
 
     u_prev = float(runs[0]["uniform_previous_token"])
     lines = ["Per head, on 256 windows of 64 characters of the held-out text (heads.csv). Uniform causal attention "
