@@ -54,8 +54,9 @@ inline std::string cli_error_text(const CLI::Error& e, std::vector<std::string> 
 inline std::string empty_path_refusal(const CLI::App& command, const std::vector<std::string>& given) {
   for (const CLI::Option* option : command.get_options()) {
     if (option->count() == 0) continue;
-    const std::string type = option->get_type_name();
-    if (type != "FILE" && type != "DIR") continue;
+    const std::string type = option->get_type_name();  // "FILE", or "FILE:..." once a check is added
+    const std::string kind = type.substr(0, type.find(':'));
+    if (kind != "FILE" && kind != "DIR") continue;
     const bool positional = option->get_lnames().empty();
     const std::string name = positional ? option->get_name(true) : option->get_lnames().front();  // "out", "recipe"
     if (command.get_name() == "train" && name != "config") continue;

@@ -129,7 +129,7 @@ def measure_script(here, name):
 
 def judge(report, folder):
     """`report.py --judge FOLDER`: {"verdict": ..., "criteria": [{"criterion", "holds", "measured"}]}."""
-    out = subprocess.run([sys.executable, report, "--judge", folder], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, report, "--judge", folder], check=True, stdout=subprocess.PIPE, text=True)
     return json.loads(out.stdout)
 
 
@@ -137,6 +137,9 @@ def criteria_rows(name, old, new):
     """One row per criterion of a report.py and one for the page's verdict, committed beside replicated."""
     rows = []
     state = lambda c: "holds" if c["holds"] else "does not hold"
+    if [c["criterion"] for c in old["criteria"]] != [c["criterion"] for c in new["criteria"]]:
+        raise SystemExit(f"{name}: report.py --judge named other criteria for the replication than for the "
+                         "committed runs; cannot set them side by side")
     for o, n in zip(old["criteria"], new["criteria"]):
         rows.append({"study": name, "comparison": o["criterion"], "metric": "report.py criterion",
                      "committed_difference": o["measured"], "committed_ci95": "", "committed_p_holm": "",
@@ -177,7 +180,10 @@ def plan(recipe, headlab, runs_root, out_root, settings, measure, earlier):
     with_options(recipe, settings, None)  # every --set key is pinned by this recipe
     committed_runs_csv = os.path.join(here, "runs.csv")
     committed = committed_comparisons(headlab, recipe, committed_runs_csv)
-    criteria = judge(report, here) if has_judge else None
+    try:
+        criteria = judge(report, here) if has_judge else None
+    except subprocess.CalledProcessError as e:  # report.py's own message is printed above
+        raise SystemExit(f"{name}: report.py --judge on the committed CSVs exited {e.returncode}")
     return {"recipe": recipe, "name": name, "runs": runs, "committed": committed, "measure": script,
             "measure_inputs": inputs, "criteria": criteria, "report": report if has_judge else ""}
 
@@ -256,6 +262,12 @@ def label(row):
     return f"{row['comparison']} ({row['metric']})" if judged else f"{row['comparison']} on {row['metric']}"
 
 
+def side(row, which):
+    """One side of a row as shown: "+0.7349 [+0.7143, +0.7556], confirmed" or "5 of 5 seeds, holds"."""
+    measured = f"{row[which + '_difference']} {row[which + '_ci95']}".strip()
+    return ", ".join(x for x in (measured, row[which + "_verdict"]) if x)
+
+
 def markdown(rows):
     """verdicts.csv as a Markdown table under a "# title" line (a page shows it without the title)."""
     declared = [r for r in rows if not r["metric"].startswith("report.py")]
@@ -270,8 +282,7 @@ def markdown(rows):
            "| study | comparison | committed: difference [95% CI], verdict | replicated: difference [95% CI], verdict | same |",
            "|---|---|---|---|---|"]
     for r in rows:
-        side = lambda k: ", ".join(x for x in (f"{r[k + '_difference']} {r[k + '_ci95']}".strip(), r[k + "_verdict"]) if x)
-        out.append(f"| {r['study']} | {label(r)} | {side('committed')} | {side('replicated')} | {r['same_verdict']} |")
+        out.append(f"| {r['study']} | {label(r)} | {side(r, 'committed')} | {side(r, 'replicated')} | {r['same_verdict']} |")
     return "\n".join(out) + "\n"
 
 
@@ -312,9 +323,7 @@ def main():
             raise SystemExit(f"{p['name']}: {os.path.basename(e.cmd[0])} {e.cmd[1]} {e.cmd[2]} exited {e.returncode}"
                              + hint)
         for r in rows:
-            print(f"{p['name']}: {label(r)}: committed {r['committed_difference']} "
-                  f"{r['committed_ci95']} {r['committed_verdict']}; replicated {r['replicated_difference']} "
-                  f"{r['replicated_ci95']} {r['replicated_verdict']}"
+            print(f"{p['name']}: {label(r)}: committed {side(r, 'committed')}; replicated {side(r, 'replicated')}"
                   + ("" if r["same_verdict"] == "yes" else "  <- VERDICT DIFFERS"))
         every += rows
         if a.out:  # after each study: a later failure keeps what is done

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace headlab {
 
@@ -262,15 +265,73 @@ std::string memory_text(double bytes) {
   return os.str();
 }
 
-double available_memory() {
-  std::ifstream meminfo("/proc/meminfo");
+namespace {
+
+// A byte count read from a cgroup file: -1 when it is missing, "max" or not a number. A v1 "no limit"
+// (about 2^63, rounded to pages) reads as -1 too.
+double cgroup_number(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  const double value = std::stod(text);
+  return value >= std::ldexp(1.0, 60) ? -1 : value;
+}
+
+// The cgroup directories of this process's memory controller, its own first, then each parent up
+// to the mount's root: "0::/a/b" (v2) under ROOT, or "N:...memory...:/a/b" (v1) under ROOT/memory.
+std::vector<std::pair<std::string, bool>> memory_cgroups(const std::string& self_cgroup, const std::string& root) {
+  std::ifstream in(self_cgroup);
+  std::string line;
+  std::vector<std::pair<std::string, bool>> dirs;  // (directory, v2)
+  while (std::getline(in, line)) {
+    const std::size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    const bool v2 = line.compare(0, first, "0") == 0 && controllers.empty();
+    std::string base;
+    if (v2) base = root;
+    else if (("," + controllers + ",").find(",memory,") != std::string::npos) base = root + "/memory";
+    else continue;
+    if (path.find("..") != std::string::npos) continue;  // a path that climbs out: not read
+    for (;;) {
+      dirs.emplace_back(base + (path == "/" ? "" : path), v2);
+      if (path.empty() || path == "/") break;
+      path = path.substr(0, path.rfind('/'));
+      if (path.empty()) path = "/";
+    }
+  }
+  return dirs;
+}
+
+}  // namespace
+
+double available_memory_at(const std::string& meminfo_path, const std::string& self_cgroup,
+                           const std::string& cgroup_root) {
+  double available = -1;
+  std::ifstream meminfo(meminfo_path);
   std::string key, unit;
   double value = 0;
   while (meminfo >> key >> value >> unit)
-    if (key == "MemAvailable:") return value * 1024;  // kB
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page_size > 0 ? double(pages) * double(page_size) : 0.0;
+    if (key == "MemAvailable:") {
+      available = value * 1024;  // kB
+      break;
+    }
+  if (available < 0) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+    available = pages > 0 && page_size > 0 ? double(pages) * double(page_size) : 0.0;
+  }
+  for (const auto& [dir, v2] : memory_cgroups(self_cgroup, cgroup_root)) {
+    const double limit = cgroup_number(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    const double used = cgroup_number(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+    if (limit < 0) continue;
+    const double room = std::max(0.0, limit - std::max(0.0, used));
+    if (available <= 0 || room < available) available = std::max(room, 1.0);  // 1 byte: known and full
+  }
+  return available;
 }
+
+double available_memory() { return available_memory_at("/proc/meminfo", "/proc/self/cgroup", "/sys/fs/cgroup"); }
 
 double memory_limit(const TrainOptions& o) {
   if (o.max_memory.empty()) return available_memory();

@@ -139,7 +139,7 @@ add_test(NAME docs.replicate_verdicts_quick
                  $<TARGET_FILE:headlab_cli>
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.replicate_verdicts_quick PROPERTIES
-                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\] confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n1\n.*no-such-option: not a pinned \\[train\\] option of this recipe.*--runs would put the replication into the study's own folder")
+                     PASS_REGULAR_EXPRESSION "induction-heads: 2-layer vs 1-layer on repeated_accuracy: committed [+]0[.]7[0-9]+ \\[[^\n]*\\], confirmed\; replicated [^\n]+ <- VERDICT DIFFERS\n.*exit status 1\nstudy,comparison,metric,committed_difference,[^\n]*\ninduction-heads,2-layer vs 1-layer,repeated_accuracy,[+]0[.]7[^\n]*,no\n7\n1\n.*no-such-option: not a pinned \\[train\\] option of this recipe.*--runs would put the replication into the study's own folder")
 # --measure: study 21's gap part in its quick form, measured by the measure.py it shares with part A
 # (headlab prune on every run), judged from the runs.csv it writes; a study whose measure.py takes
 # another command line is refused before any run trains.
@@ -229,3 +229,8 @@ add_test(NAME docs.study_recall_lr_tuning_block
          COMMAND ${HEADLAB_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/docs/check_report_block.py
                  ${PROJECT_SOURCE_DIR}/docs/studies/recall-lr-tuning.md ${PROJECT_SOURCE_DIR}/docs/studies/recall-lr-tuned/report.md)
 set_tests_properties(docs.study_recall_lr_tuning_block PROPERTIES PASS_REGULAR_EXPRESSION "agrees with")
+# scripts/build_jobs.sh (the compile and test jobs of quickstart.sh and .ci/run): HEADLAB_JOBS, and a
+# memory cgroup's room capping the count (tests/scripts/build_jobs_test.sh).
+add_test(NAME scripts.build_jobs
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/build_jobs_test.sh ${PROJECT_SOURCE_DIR}/scripts/build_jobs.sh)
+set_tests_properties(scripts.build_jobs PROPERTIES PASS_REGULAR_EXPRESSION "^build_jobs: [0-9]+ checks passed\n$")

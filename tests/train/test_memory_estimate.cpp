@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "headlab/core/errors.hpp"
@@ -9,10 +10,12 @@
 #include "headlab/train/memory_estimate.hpp"
 #include "headlab/train/options.hpp"
 #include "headlab/train/trainer.hpp"
+#include "test_support.hpp"
 
 namespace test_memory_estimate {
 
 using namespace headlab;
+using headlab::testing::TempDir;
 
 namespace {
 double item(const MemoryEstimate& e, const std::string& what) {
@@ -101,6 +104,46 @@ TEST_CASE("memory estimate: --max-memory sizes") {
   CHECK(memory_text(38.2 * (1ull << 30)) == "38.2 GB");
   CHECK(memory_text(512.0 * (1 << 20)) == "512.0 MB");
   CHECK(available_memory() > 0);
+}
+
+TEST_CASE("memory estimate: the room a cgroup leaves (a container, a SLURM job's --mem) is what is available") {
+  const double gib = double(1ull << 30);
+  TempDir dir("cgroup");
+  const std::string meminfo = dir.write("meminfo", "MemTotal:       16777216 kB\nMemAvailable:    8388608 kB\n");
+  const std::string root = dir.file("fs");
+  const auto put = [&](const std::string& sub, const std::string& name, const std::string& text) {
+    std::filesystem::create_directories(root + sub);
+    dir.write("fs" + sub + "/" + name, text);
+  };
+  SUBCASE("no cgroup file: MemAvailable") {
+    CHECK(available_memory_at(meminfo, dir.write("self", "0::/job/step\n"), root) == 8 * gib);
+  }
+  SUBCASE("v2: the job's limit less its usage, a step below it without a limit") {
+    put("/job", "memory.max", "2147483648\n");
+    put("/job", "memory.current", "536870912\n");
+    put("/job/step", "memory.max", "max\n");
+    put("/job/step", "memory.current", "1000\n");
+    CHECK(available_memory_at(meminfo, dir.write("self", "0::/job/step\n"), root) == 1.5 * gib);
+  }
+  SUBCASE("v2: a limit above MemAvailable leaves MemAvailable") {
+    put("", "memory.max", "34359738368\n");
+    CHECK(available_memory_at(meminfo, dir.write("self", "0::/\n"), root) == 8 * gib);
+  }
+  SUBCASE("v1: the memory controller's hierarchy; its no-limit value is no limit") {
+    put("/memory/docker/x", "memory.limit_in_bytes", "9223372036854771712\n");
+    put("/memory/docker", "memory.limit_in_bytes", "1073741824\n");
+    put("/memory/docker", "memory.usage_in_bytes", "0\n");
+    CHECK(available_memory_at(meminfo, dir.write("self", "12:cpu,cpuacct:/docker/x\n5:memory:/docker/x\n"), root) == gib);
+  }
+  SUBCASE("a full cgroup: 1 byte (known, and nothing fits), never 0 (unknown)") {
+    put("/job", "memory.max", "1000\n");
+    put("/job", "memory.current", "4000\n");
+    CHECK(available_memory_at(meminfo, dir.write("self", "0::/job\n"), root) == 1);
+  }
+  SUBCASE("a path that climbs out of the mount is not read") {
+    put("", "memory.max", "1000\n");
+    CHECK(available_memory_at(meminfo, dir.write("self", "0::/../..\n"), root) == 8 * gib);
+  }
 }
 
 TEST_CASE("memory estimate: latent K/V (MLA) and a sliding window in a decoder-only model") {

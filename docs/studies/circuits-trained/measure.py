@@ -34,7 +34,7 @@ def tool_csv(headlab, command, checkpoint, out, name, flags=()):
 
 def main():
     recall_runs = ("recall_runs", {"help": "study 5's runs (head-count-recall/recipe.ini); cell compute-h4 is read"})
-    a, commit = measure_args("docs/studies/circuits-trained", [recall_runs])
+    a, commit = measure_args(os.path.dirname(os.path.abspath(__file__)), [recall_runs])
     cpu = cpu_model()
     scratch = tempfile.mkdtemp(prefix="study17-")
     runs, rows = [], []
@@ -69,10 +69,12 @@ def main():
 
     recall = []
     recall_commit = open(os.path.join(a.recall_runs, "commit.txt")).read().strip()
-    for seed in range(1, 6):
-        run = os.path.join(a.recall_runs, "runs", f"compute-h4-seed{seed}")
-        if not os.path.isdir(run):  # study 5's runs as its page's command made them, before `study run` had runs/
-            run = os.path.join(a.recall_runs, f"compute-h4-seed{seed}")
+    # study 5's runs as `study run` makes them (RUNS/runs/<cell>-seed<k>), or as its page's command made
+    # them before `study run` had runs/ (RUNS/<cell>-seed<k>); the seeds of cell compute-h4 that were trained
+    base = os.path.join(a.recall_runs, "runs")
+    base = base if os.path.isdir(base) else a.recall_runs
+    for seed in sorted(int(n.rsplit("-seed", 1)[1]) for n in os.listdir(base) if n.startswith("compute-h4-seed")):
+        run = os.path.join(base, f"compute-h4-seed{seed}")
         ckpt = os.path.join(run, "checkpoint.safetensors")
         shares = []
         for slot in (0, 1):

@@ -78,7 +78,9 @@ def main():
                          ("A3: every induction head's strongest K-writer is a previous-token head", a3_heads == a3_total,
                           f"{a3_heads} of {a3_total} heads"),
                          ("B: recall's two slots have different top heads, each >= 0.3, in every seed", count("b") == n,
-                          f"{count('b')} of {n} seeds")])
+                          f"{count('b')} of {n} seeds"),
+                         ("refutes: A1 or A2 fails in 3 or more seeds", n - count("a1") >= 3 or n - count("a2") >= 3,
+                          f"A1 fails in {n - count('a1')}, A2 in {n - count('a2')} of {n} seeds")])
 
     by = {r["metric"]: r for r in summary}
     ci = lambda k, d=2: f'{fmt(by[k]["mean"], d)} [{fmt(by[k]["ci95_low"], d)}, {fmt(by[k]["ci95_high"], d)}]'

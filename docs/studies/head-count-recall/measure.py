@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from study_runs import cpu_model, measure_args, write_runs_csv  # noqa: E402
+from study_runs import cpu_model, measure_args, run_seeds, write_runs_csv  # noqa: E402
 
 CELLS = {"compute-h1": ("fixed compute", 1, 16), "compute-h2": ("fixed compute", 2, 8),
          "compute-h4": ("fixed compute", 4, 4), "compute-h8": ("fixed compute", 8, 2),
@@ -26,7 +26,7 @@ def main():
     a, commit = measure_args("docs/studies/head-count-recall")  # --headlab: taken, not needed (summary.json only)
     rows = []
     for cell, (family, heads, head_size) in CELLS.items():
-        for seed in range(1, 6):
+        for seed in run_seeds(a.runs):
             with open(os.path.join(a.runs, "runs", f"{cell}-seed{seed}", "summary.json")) as f:
                 s = json.load(f)
             rows.append({"cell": cell, "family": family, "heads": heads, "head_size": head_size, "seed": seed,

@@ -46,9 +46,12 @@ def main():
     verdicts = {role: role_verdict([float(r[f"best_{role}"]) for r in runs]) for role, _ in ROLES}
     both = ("confirmed" if all(v == "confirmed" for v in verdicts.values()) else
             "refuted" if any(v == "refuted" for v in verdicts.values()) else "unresolved")
-    judge_exit(both, [(f"{label}: the best head above 0.4 in every seed ({verdicts[role]}; refuted: below 0.2 in 2 or more)",
-                       verdicts[role] == "confirmed", ", ".join(fmt(float(r[f"best_{role}"]), 3) for r in runs))
-                      for role, label in ROLES])
+    best = {role: [float(r[f"best_{role}"]) for r in runs] for role, _ in ROLES}
+    judge_exit(both, [criterion for role, label in ROLES for criterion in (
+        (f"{label}: the best head above 0.4 in every seed", verdicts[role] == "confirmed",
+         ", ".join(fmt(b, 3) for b in best[role])),
+        (f"refutes {label}: the best head below 0.2 in 2 or more seeds", verdicts[role] == "refuted",
+         f"{sum(b < 0.2 for b in best[role])} of {len(runs)} seeds"))])
 
     u_prev = float(runs[0]["uniform_previous_token"])
     lines = ["Per head, on 256 windows of 64 characters of the held-out text (heads.csv). Uniform causal attention "

@@ -69,8 +69,15 @@ MemoryEstimate estimate_probe_memory(const TrainOptions& o, std::size_t vocab, s
 double parse_memory_size(const std::string& text);
 // "38.2 GB" (powers of 1024, one decimal; "MB" below a GiB).
 std::string memory_text(double bytes);
-// MemAvailable of /proc/meminfo, else physical memory (sysconf); 0 when neither is known.
+// What this process may still allocate: MemAvailable of /proc/meminfo (else physical memory,
+// sysconf), or less when a cgroup it runs in (a container, a SLURM job's --mem) leaves less room:
+// min over its memory cgroup and each parent of limit - usage (v2 memory.max - memory.current,
+// v1 memory.limit_in_bytes - memory.usage_in_bytes; "max" or no file: no limit there). 0 when
+// nothing is known.
 double available_memory();
+// The same, read from other files (a test's): /proc/meminfo, /proc/self/cgroup, the cgroup mount.
+double available_memory_at(const std::string& meminfo_path, const std::string& self_cgroup,
+                           const std::string& cgroup_root);
 
 // The limit of a run: o.max_memory when given (OptionError "max_memory: ..." when it does not
 // parse), else available_memory().
