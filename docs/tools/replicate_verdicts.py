@@ -21,7 +21,8 @@ one a recipe shares) measures the new runs into DIR/<name>/runs.csv, as it measu
 ones, and `headlab study report RECIPE --from-csv DIR/<name>/runs.csv` judges them. The measure.py
 must take the common command line (RUNS --headlab H --out DIR: study_runs.measure_args), plus the
 runs of another study it reads (MEASURE_INPUTS: that study is replicated first, in the same call);
-the replication writes DIR/<name>/commit.txt (this checkout's commit) for it. A study whose criteria
+the replication writes DIR/<name>/commit.txt (this checkout's commit; kept when a rerun into the same
+--runs finds it, the runs having been trained by that call) for it. A study whose criteria
 are in its report.py (a count of seeds, a share regained: studies 13, 14, 15, 17, which declare no
 comparison between cells) is judged by `report.py --judge DIR/<name>` and `report.py --judge
 docs/studies/<name>`: each criterion (holds or not, what was measured) and the page's verdict,
@@ -209,8 +210,10 @@ def replicate(p, headlab, runs_root, jobs, quick, settings):
     run = [headlab, "study", "run", recipe, "--runs", runs, "-j", str(jobs)] + (["--quick"] if quick else [])
     subprocess.run(run, check=True, stdout=subprocess.DEVNULL)
     if p["measure"]:  # the study's metrics, measured as the committed runs were
-        with open(os.path.join(runs, "commit.txt"), "w") as f:
-            f.write(this_commit() + "\n")
+        commit_file = os.path.join(runs, "commit.txt")
+        if not os.path.exists(commit_file):  # kept from the call that trained the runs (a rerun only measures)
+            with open(commit_file, "w") as f:
+                f.write(this_commit() + "\n")
         subprocess.run([sys.executable, p["measure"], runs, *p["measure_inputs"], "--headlab", headlab, "--out", runs],
                        check=True, stdout=subprocess.DEVNULL)
         if p["committed"]:
