@@ -186,7 +186,7 @@ def plan(recipe, headlab, runs_root, out_root, settings, measure, earlier):
     except subprocess.CalledProcessError as e:  # report.py's own message is printed above
         raise SystemExit(f"{name}: report.py --judge on the committed CSVs exited {e.returncode}")
     return {"recipe": recipe, "name": name, "runs": runs, "committed": committed, "measure": script,
-            "measure_inputs": inputs, "criteria": criteria, "report": report if has_judge else ""}
+            "measure_inputs": inputs, "criteria": criteria, "report": report}
 
 
 def this_commit():
@@ -259,10 +259,14 @@ def write_outputs(out, name, runs, every, measured):
         f.write(markdown(kept + every))
 
 
+def judged_by_report(row):
+    """A row of a report.py's criteria (or its verdict), not a declared comparison."""
+    return row["metric"].startswith("report.py")
+
+
 def label(row):
     """"2-layer vs 1-layer on repeated_accuracy"; a report.py's criterion as it is named there."""
-    judged = row["metric"].startswith("report.py")
-    return f"{row['comparison']} ({row['metric']})" if judged else f"{row['comparison']} on {row['metric']}"
+    return f"{row['comparison']} ({row['metric']})" if judged_by_report(row) else f"{row['comparison']} on {row['metric']}"
 
 
 def side(row, which):
@@ -273,8 +277,8 @@ def side(row, which):
 
 def markdown(rows):
     """verdicts.csv as a Markdown table under a "# title" line (a page shows it without the title)."""
-    declared = [r for r in rows if not r["metric"].startswith("report.py")]
-    judged = [r for r in rows if r["metric"].startswith("report.py")]
+    declared = [r for r in rows if not judged_by_report(r)]
+    judged = [r for r in rows if judged_by_report(r)]
     keep = lambda some: sum(r["same_verdict"] == "yes" for r in some)
     counts = []
     if declared or not judged:

@@ -272,7 +272,8 @@ namespace {
 double cgroup_number(const std::string& path) {
   std::ifstream in(path);
   std::string text;
-  if (!(in >> text) || text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  if (!(in >> text) || text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+    return -1;  // more than 19 digits: above 2^60 (no limit), and never too long for std::stod
   const double value = std::stod(text);
   return value >= std::ldexp(1.0, 60) ? -1 : value;
 }

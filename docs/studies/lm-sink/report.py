@@ -66,17 +66,22 @@ def curve_chart(curves, uniform, width=760, height=380, left=70, top=40, bottom=
 
 
 def verdict(runs):
+    """The verdict and the per-criterion seed counts: a head >= 0.5 on <s> (sink), the window
+    costing > 0.1 (hurts), one sink within 0.02 of full (restores), a head above 2x uniform (above),
+    the window costing <= 0.02 (cheap)."""
     sink = sum(float(r["max_head_sink"]) >= 0.5 for r in runs)
-    none = all(float(r["max_head_sink"]) <= 2 * float(r["uniform"]) for r in runs)
+    above = sum(float(r["max_head_sink"]) > 2 * float(r["uniform"]) for r in runs)
     hurts = sum(float(r["loss_w16s0"]) - float(r["loss_full"]) > 0.1 for r in runs)
     restores = sum(float(r["loss_w16s1"]) - float(r["loss_full"]) <= 0.02 for r in runs)
-    harmless = all(float(r["loss_w16s0"]) - float(r["loss_full"]) <= 0.02 for r in runs)
+    cheap = sum(float(r["loss_w16s0"]) - float(r["loss_full"]) <= 0.02 for r in runs)
     n = len(runs)
     if sink == n and hurts == n and restores == n:
-        return "confirmed", sink, hurts, restores, none, harmless
-    if none or harmless:
-        return "refuted", sink, hurts, restores, none, harmless
-    return "unresolved", sink, hurts, restores, none, harmless
+        result = "confirmed"
+    elif above == 0 or cheap == n:
+        result = "refuted"
+    else:
+        result = "unresolved"
+    return result, sink, hurts, restores, above, cheap
 
 
 def main():
@@ -91,17 +96,15 @@ def main():
         n, mean, sd, a, b = t_interval([float(r[f"loss_{name}"]) for r in control])
         summary.append({"cell": "control (study 14, no <s>)", "metric": f"loss_{name}", "n": n, "mean": round(mean, 6),
                         "sd": round(sd, 6), "ci95_low": round(a, 6), "ci95_high": round(b, 6)})
-    result, sink, hurts, restores, none, harmless = verdict(runs)
+    result, sink, hurts, restores, above, cheap = verdict(runs)
     n = len(runs)
-    above = sum(float(r["max_head_sink"]) > 2 * float(r["uniform"]) for r in runs)
-    cheap = sum(float(r["loss_w16s0"]) - float(r["loss_full"]) <= 0.02 for r in runs)
     judge_exit(result, [("a head >= 0.5 on <s> at step 3000 in every seed", sink == n, f"{sink} of {n} seeds"),
                         ("the window of 16 without sinks costs > 0.1 nats/char in every seed", hurts == n,
                          f"{hurts} of {n} seeds"),
                         ("one sink brings the loss within 0.02 of full in every seed", restores == n,
                          f"{restores} of {n} seeds"),
-                        ("refutes: no head above 2x uniform on <s> in any seed", none, f"above in {above} of {n} seeds"),
-                        ("refutes: the window without sinks costs <= 0.02 nats/char in every seed", harmless,
+                        ("refutes: no head above 2x uniform on <s> in any seed", above == 0, f"above in {above} of {n} seeds"),
+                        ("refutes: the window without sinks costs <= 0.02 nats/char in every seed", cheap == n,
                          f"{cheap} of {n} seeds")])
     uniform = float(runs[0]["uniform"])
 

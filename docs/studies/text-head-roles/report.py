@@ -43,10 +43,10 @@ def main():
         n, mean, sd, a, b = t_interval([float(r[key]) for r in runs])
         summary.append({"cell": "default", "metric": key, "n": n, "mean": round(mean, 6), "sd": round(sd, 6),
                         "ci95_low": round(a, 6), "ci95_high": round(b, 6)})
-    verdicts = {role: role_verdict([float(r[f"best_{role}"]) for r in runs]) for role, _ in ROLES}
+    best = {role: [float(r[f"best_{role}"]) for r in runs] for role, _ in ROLES}  # the best head per seed
+    verdicts = {role: role_verdict(best[role]) for role, _ in ROLES}
     both = ("confirmed" if all(v == "confirmed" for v in verdicts.values()) else
             "refuted" if any(v == "refuted" for v in verdicts.values()) else "unresolved")
-    best = {role: [float(r[f"best_{role}"]) for r in runs] for role, _ in ROLES}
     judge_exit(both, [criterion for role, label in ROLES for criterion in (
         (f"{label}: the best head above 0.4 in every seed", verdicts[role] == "confirmed",
          ", ".join(fmt(b, 3) for b in best[role])),
@@ -77,8 +77,7 @@ def main():
               f'[{fmt(loss["ci95_low"], 3)}, {fmt(loss["ci95_high"], 3)}], against the count bigram\'s '
               f'{fmt(float(runs[0]["bigram_loss"]), 3)} (summary.csv).', ""]
     for role, label in ROLES:
-        best = [float(r[f"best_{role}"]) for r in runs]
-        lines.append(f"**{label}: {verdicts[role]}.** The best head per seed: " + ", ".join(fmt(b, 3) for b in best) +
+        lines.append(f"**{label}: {verdicts[role]}.** The best head per seed: " + ", ".join(fmt(b, 3) for b in best[role]) +
                      " (confirms when all three are above 0.4; refutes when two or more stay below 0.2).")
         lines.append("")
     lines.append(f"**Verdict on C6 (both roles recur in every seed): {both}.**")
